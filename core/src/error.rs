@@ -1,0 +1,169 @@
+//! The one error type of the core, with a stable [`ErrorKind`] the bindings map to their own
+//! exception hierarchies.
+//!
+//! Tool failures are not errors here: a tool that fails produces a `CallToolResult` with
+//! `isError: true`. This type is for protocol and transport failures.
+
+use std::{fmt, io, sync::Arc, time::Duration};
+
+use crate::jsonrpc::ErrorObject;
+
+/// Result alias for the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong below the tool level.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The peer answered with a JSON-RPC error.
+    #[error("peer returned an error: {0}")]
+    Rpc(ErrorObject),
+    /// No response arrived in time; `notifications/cancelled` was sent.
+    #[error("request `{method}` timed out after {after:?}")]
+    Timeout {
+        /// The method of the request.
+        method: String,
+        /// How long was waited.
+        after: Duration,
+    },
+    /// The request was cancelled by the caller or the peer.
+    #[error("request cancelled")]
+    Cancelled,
+    /// The connection ended while the request was pending or before it could be sent.
+    #[error("connection closed: {reason}{}", stderr_suffix(.stderr))]
+    ConnectionClosed {
+        /// Why, as far as is known.
+        reason: String,
+        /// The last lines the server wrote to stderr, when it is a child process.
+        stderr: Option<String>,
+    },
+    /// A child process could not be started.
+    #[error("failed to start `{command}`: {source}")]
+    Spawn {
+        /// The program that was run.
+        command: String,
+        /// The operating-system error.
+        #[source]
+        source: Arc<io::Error>,
+    },
+    /// An I/O error on the transport.
+    #[error("I/O error: {0}")]
+    Io(#[source] Arc<io::Error>),
+    /// The peer sent something the protocol does not allow.
+    #[error("protocol violation: {0}")]
+    Protocol(String),
+    /// No protocol version both sides support.
+    #[error("unsupported protocol version `{requested}` (supported: {})", .supported.join(", "))]
+    UnsupportedProtocolVersion {
+        /// The version that was asked for or answered.
+        requested: String,
+        /// The versions the refusing side supports.
+        supported: Vec<String>,
+    },
+    /// A schema given to us (a tool's `inputSchema`, say) is not a valid JSON Schema.
+    #[error("invalid schema: {0}")]
+    InvalidSchema(String),
+    /// The caller used the API in a way it does not allow.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+}
+
+fn stderr_suffix(stderr: &Option<String>) -> String {
+    match stderr {
+        Some(s) if !s.trim().is_empty() => format!("\n--- server stderr (tail) ---\n{}", s.trim_end()),
+        _ => String::new(),
+    }
+}
+
+/// A stable, matchable name for each [`Error`] variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// [`Error::Rpc`]
+    Rpc,
+    /// [`Error::Timeout`]
+    Timeout,
+    /// [`Error::Cancelled`]
+    Cancelled,
+    /// [`Error::ConnectionClosed`]
+    ConnectionClosed,
+    /// [`Error::Spawn`]
+    Spawn,
+    /// [`Error::Io`]
+    Io,
+    /// [`Error::Protocol`]
+    Protocol,
+    /// [`Error::UnsupportedProtocolVersion`]
+    UnsupportedProtocolVersion,
+    /// [`Error::InvalidSchema`]
+    InvalidSchema,
+    /// [`Error::InvalidArgument`]
+    InvalidArgument,
+}
+
+impl ErrorKind {
+    /// The kind as a stable snake_case string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Rpc => "rpc",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Cancelled => "cancelled",
+            ErrorKind::ConnectionClosed => "connection_closed",
+            ErrorKind::Spawn => "spawn",
+            ErrorKind::Io => "io",
+            ErrorKind::Protocol => "protocol",
+            ErrorKind::UnsupportedProtocolVersion => "unsupported_protocol_version",
+            ErrorKind::InvalidSchema => "invalid_schema",
+            ErrorKind::InvalidArgument => "invalid_argument",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Error {
+    /// The stable kind of this error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Rpc(_) => ErrorKind::Rpc,
+            Error::Timeout { .. } => ErrorKind::Timeout,
+            Error::Cancelled => ErrorKind::Cancelled,
+            Error::ConnectionClosed { .. } => ErrorKind::ConnectionClosed,
+            Error::Spawn { .. } => ErrorKind::Spawn,
+            Error::Io(_) => ErrorKind::Io,
+            Error::Protocol(_) => ErrorKind::Protocol,
+            Error::UnsupportedProtocolVersion { .. } => ErrorKind::UnsupportedProtocolVersion,
+            Error::InvalidSchema(_) => ErrorKind::InvalidSchema,
+            Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
+        }
+    }
+
+    /// The JSON-RPC error code, for [`Error::Rpc`].
+    pub fn code(&self) -> Option<i64> {
+        match self {
+            Error::Rpc(e) => Some(e.code),
+            _ => None,
+        }
+    }
+
+    /// A closed-connection error with a reason.
+    pub fn closed(reason: impl Into<String>) -> Self {
+        Error::ConnectionClosed { reason: reason.into(), stderr: None }
+    }
+}
+
+impl From<io::Error> for Error {
+    fn from(e: io::Error) -> Self {
+        Error::Io(Arc::new(e))
+    }
+}
+
+impl From<ErrorObject> for Error {
+    fn from(e: ErrorObject) -> Self {
+        Error::Rpc(e)
+    }
+}

@@ -1,0 +1,183 @@
+//! Newline-delimited framing with a size cap.
+//!
+//! A line longer than the cap is not buffered: the reader switches to discarding until the
+//! next newline and reports the drop, so a hostile peer cannot make us allocate more than the
+//! cap, and the message after the oversized one is read normally (no resync problem).
+
+use bytes::{Bytes, BytesMut};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// One event read from a newline-delimited stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FrameEvent {
+    /// A complete line, without its line terminator.
+    Frame(Bytes),
+    /// A line longer than the cap was skipped; `len` bytes were discarded.
+    Oversized {
+        /// Bytes discarded (at least the cap).
+        len: usize,
+    },
+}
+
+/// Reads newline-delimited frames from an async byte stream.
+pub struct LineReader<R> {
+    inner: R,
+    buf: BytesMut,
+    /// Bytes of `buf` already known to contain no newline.
+    scanned: usize,
+    max: usize,
+    /// When set, bytes are being dropped until the next newline; holds the count so far.
+    discarding: Option<usize>,
+    eof: bool,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    /// A reader that refuses lines longer than `max` bytes.
+    pub fn new(inner: R, max: usize) -> Self {
+        LineReader {
+            inner,
+            buf: BytesMut::with_capacity(8 * 1024),
+            scanned: 0,
+            max,
+            discarding: None,
+            eof: false,
+        }
+    }
+
+    /// Whether bytes are waiting in the buffer (used to decide when to flush replies).
+    pub fn has_buffered_input(&self) -> bool {
+        !self.buf.is_empty()
+    }
+
+    /// The next frame, `Ok(None)` at end of stream.
+    pub async fn next(&mut self) -> std::io::Result<Option<FrameEvent>> {
+        loop {
+            if let Some(event) = self.take_buffered() {
+                return Ok(Some(event));
+            }
+            if self.eof {
+                return Ok(self.finish());
+            }
+            if self.buf.capacity() - self.buf.len() < 4096 {
+                self.buf.reserve(self.buf.len().clamp(8 * 1024, 1 << 20));
+            }
+            let n = self.inner.read_buf(&mut self.buf).await?;
+            if n == 0 {
+                self.eof = true;
+            }
+        }
+    }
+
+    /// Takes a complete frame out of the buffer if there is one.
+    fn take_buffered(&mut self) -> Option<FrameEvent> {
+        loop {
+            let newline = memchr(b'\n', &self.buf[self.scanned..]).map(|i| self.scanned + i);
+            match (newline, self.discarding) {
+                (Some(pos), Some(dropped)) => {
+                    let _ = self.buf.split_to(pos + 1);
+                    self.scanned = 0;
+                    self.discarding = None;
+                    return Some(FrameEvent::Oversized { len: dropped + pos });
+                }
+                (Some(pos), None) => {
+                    let mut line = self.buf.split_to(pos + 1);
+                    self.scanned = 0;
+                    line.truncate(pos);
+                    if line.last() == Some(&b'\r') {
+                        line.truncate(pos - 1);
+                    }
+                    if line.len() > self.max {
+                        return Some(FrameEvent::Oversized { len: line.len() });
+                    }
+                    if line.iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    return Some(FrameEvent::Frame(line.freeze()));
+                }
+                (None, Some(dropped)) => {
+                    self.discarding = Some(dropped + self.buf.len());
+                    self.buf.clear();
+                    self.scanned = 0;
+                    return None;
+                }
+                (None, None) => {
+                    if self.buf.len() > self.max {
+                        self.discarding = Some(self.buf.len());
+                        self.buf.clear();
+                        self.scanned = 0;
+                    } else {
+                        self.scanned = self.buf.len();
+                    }
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// At end of stream: a last line without a newline still counts.
+    fn finish(&mut self) -> Option<FrameEvent> {
+        if let Some(dropped) = self.discarding.take() {
+            return Some(FrameEvent::Oversized { len: dropped + self.buf.len() });
+        }
+        let line = self.buf.split();
+        self.scanned = 0;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
+        if line.len() > self.max {
+            return Some(FrameEvent::Oversized { len: line.len() });
+        }
+        Some(FrameEvent::Frame(line.freeze()))
+    }
+}
+
+fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
+    haystack.iter().position(|&b| b == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn frames(input: &[u8], max: usize) -> Vec<FrameEvent> {
+        let mut r = LineReader::new(input, max);
+        let mut out = vec![];
+        while let Some(f) = r.next().await.unwrap() {
+            out.push(f);
+        }
+        out
+    }
+
+    fn frame(s: &str) -> FrameEvent {
+        FrameEvent::Frame(Bytes::copy_from_slice(s.as_bytes()))
+    }
+
+    #[tokio::test]
+    async fn splits_lines_and_strips_crlf() {
+        assert_eq!(frames(b"a\r\nb\n\n  \nc", 10).await, vec![frame("a"), frame("b"), frame("c")]);
+    }
+
+    #[tokio::test]
+    async fn oversized_line_is_skipped_and_the_next_one_read() {
+        let mut input = vec![b'x'; 100];
+        input.extend_from_slice(b"\nok\n");
+        assert_eq!(frames(&input, 10).await, vec![FrameEvent::Oversized { len: 100 }, frame("ok")]);
+    }
+
+    #[tokio::test]
+    async fn oversized_line_across_reads_is_counted_without_buffering() {
+        let (mut w, r) = tokio::io::duplex(64);
+        let writer = tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            for _ in 0..100 {
+                w.write_all(&[b'y'; 1000]).await.unwrap();
+            }
+            w.write_all(b"\n{}\n").await.unwrap();
+        });
+        let mut reader = LineReader::new(r, 4096);
+        assert_eq!(reader.next().await.unwrap(), Some(FrameEvent::Oversized { len: 100_000 }));
+        assert!(reader.buf.capacity() < 2 << 20);
+        assert_eq!(reader.next().await.unwrap(), Some(frame("{}")));
+        writer.await.unwrap();
+    }
+}

@@ -1,0 +1,29 @@
+//! oxmcp: one native Model Context Protocol engine.
+//!
+//! The crate is layered so that data flows down on send and up on receive, and nothing reaches
+//! upward:
+//!
+//! | module | knows |
+//! |---|---|
+//! | [`transport`] | bytes and frames: memory duplex, stdio, child processes |
+//! | [`jsonrpc`] | the JSON-RPC 2.0 envelope: classification, ids, framing, error codes |
+//! | [`protocol`] | typed MCP payloads for every revision, method-name constants |
+//! | [`session`] | the engine both roles share: request table, timeouts, cancellation, progress, lifecycle |
+//! | [`server`] / [`client`] | the role APIs: runtime registration of handlers, typed requests |
+//! | [`schema`] | JSON Schema validation with depth caps and no network `$ref` |
+//!
+//! Every MCP revision is spoken on both sides: the handshake era (2024-11-05, 2025-03-26,
+//! 2025-06-18, 2025-11-25) and the stateless 2026-07-28 era.
+
+pub mod client;
+pub mod error;
+pub mod jsonrpc;
+pub mod protocol;
+pub mod schema;
+pub mod server;
+pub mod session;
+mod sync;
+pub mod transport;
+
+pub use error::{Error, ErrorKind, Result};
+pub use protocol::ProtocolVersion;

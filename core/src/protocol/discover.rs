@@ -1,0 +1,41 @@
+//! `server/discover` (2026-07-28): the stateless replacement for the handshake's answer.
+
+use serde::{Deserialize, Serialize};
+
+use super::{JsonObject, ServerCapabilities};
+
+/// Who may cache a cacheable result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheScope {
+    /// Only within the same authorization context.
+    #[default]
+    Private,
+    /// Anyone, across authorization contexts.
+    Public,
+}
+
+/// Result of `server/discover`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DiscoverResult {
+    /// Every revision the server accepts.
+    #[serde(rename = "supportedVersions")]
+    pub supported_versions: Vec<String>,
+    /// The server's capabilities.
+    pub capabilities: ServerCapabilities,
+    /// Guidance for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// How long the client may cache this answer.
+    #[serde(rename = "ttlMs", default)]
+    pub ttl_ms: u64,
+    /// Who may cache it.
+    #[serde(rename = "cacheScope", default)]
+    pub cache_scope: CacheScope,
+    /// `_meta` (carries `io.modelcontextprotocol/serverInfo`).
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+    /// Unknown members (including `resultType`).
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}

@@ -1,0 +1,187 @@
+//! Tools: `tools/list`, `tools/call` and their payloads.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{ContentBlock, JsonObject};
+
+/// Behaviour hints about a tool (2025-03-26+). Hints, never guarantees.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolAnnotations {
+    /// Display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The tool does not modify its environment.
+    #[serde(rename = "readOnlyHint", default, skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// The tool may perform destructive updates.
+    #[serde(rename = "destructiveHint", default, skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Repeating a call with the same arguments has no further effect.
+    #[serde(rename = "idempotentHint", default, skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// The tool interacts with an open world of external entities.
+    #[serde(rename = "openWorldHint", default, skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+    /// Unknown members.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// A tool definition, as listed by `tools/list`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    /// Unique name.
+    pub name: String,
+    /// Display name (2025-06-18+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the tool does, for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON Schema of the arguments object.
+    #[serde(rename = "inputSchema")]
+    pub input_schema: JsonObject,
+    /// JSON Schema of `structuredContent` (2025-06-18+).
+    #[serde(rename = "outputSchema", default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<JsonObject>,
+    /// Behaviour hints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<ToolAnnotations>,
+    /// Icons (2025-11-25+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Value>>,
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+    /// Unknown members (`execution`, …).
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl Tool {
+    /// A tool with a name, description and input schema.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Self {
+        let input_schema = match input_schema {
+            Value::Object(o) => o,
+            _ => JsonObject::new(),
+        };
+        Tool {
+            name: name.into(),
+            description: Some(description.into()),
+            input_schema,
+            ..Default::default()
+        }
+    }
+
+    /// Sets the output schema.
+    pub fn with_output_schema(mut self, schema: Value) -> Self {
+        if let Value::Object(o) = schema {
+            self.output_schema = Some(o);
+        }
+        self
+    }
+
+    /// Sets the annotations.
+    pub fn with_annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+}
+
+/// Params of a paginated list request.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PaginatedRequestParams {
+    /// Opaque cursor from a previous page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+}
+
+/// Result of `tools/list`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListToolsResult {
+    /// This page of tools.
+    pub tools: Vec<Tool>,
+    /// Cursor for the next page, if any.
+    #[serde(rename = "nextCursor", default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+    /// Unknown members (`ttlMs`, `cacheScope`, `resultType` in 2026-07-28).
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// Params of `tools/call`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CallToolRequestParams {
+    /// The tool to call.
+    pub name: String,
+    /// Arguments; validated against the tool's `inputSchema`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<JsonObject>,
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+    /// Unknown members (`task`, `inputResponses`, `requestState`, …).
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+/// Result of `tools/call`. A failing tool reports `is_error: true`, not a protocol error.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CallToolResult {
+    /// Unstructured content.
+    pub content: Vec<ContentBlock>,
+    /// Structured content matching the tool's `outputSchema` (2025-06-18+).
+    #[serde(rename = "structuredContent", default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    /// Whether the tool failed.
+    #[serde(rename = "isError", default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+    /// Unknown members.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
+
+impl CallToolResult {
+    /// A successful result with one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        CallToolResult { content: vec![ContentBlock::text(text)], ..Default::default() }
+    }
+
+    /// A failed result with one text block explaining why.
+    pub fn error(text: impl Into<String>) -> Self {
+        CallToolResult {
+            content: vec![ContentBlock::text(text)],
+            is_error: Some(true),
+            ..Default::default()
+        }
+    }
+
+    /// A successful structured result; the JSON is also given as text for older clients.
+    pub fn structured(value: Value) -> Self {
+        CallToolResult {
+            content: vec![ContentBlock::text(value.to_string())],
+            structured_content: Some(value),
+            ..Default::default()
+        }
+    }
+
+    /// Whether the tool reported failure.
+    pub fn is_error(&self) -> bool {
+        self.is_error == Some(true)
+    }
+
+    /// All text blocks joined by newlines.
+    pub fn text_content(&self) -> String {
+        self.content.iter().filter_map(ContentBlock::as_text).collect::<Vec<_>>().join("\n")
+    }
+}

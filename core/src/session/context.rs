@@ -1,0 +1,162 @@
+//! What a handler gets with each request: who asked, the request's `_meta`, a cancellation
+//! token, and a way to talk back (progress, related notifications, nested requests) that is
+//! routed to the stream of this request.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::{RequestOptions, Session};
+use crate::{
+    Result,
+    jsonrpc::RequestId,
+    protocol::{JsonObject, ProgressToken, ProtocolVersion, meta, methods},
+    transport::Route,
+};
+
+/// The context of one inbound request. Cheap to clone and `Send`, so bindings can hand it to
+/// host callbacks.
+#[derive(Clone, Debug)]
+pub struct RequestContext {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    id: RequestId,
+    method: String,
+    meta: Option<JsonObject>,
+    cancel: CancellationToken,
+    session: Session,
+}
+
+impl RequestContext {
+    pub(crate) fn new(
+        id: RequestId,
+        method: String,
+        meta: Option<JsonObject>,
+        cancel: CancellationToken,
+        session: Session,
+    ) -> Self {
+        RequestContext { inner: Arc::new(Inner { id, method, meta, cancel, session }) }
+    }
+
+    /// The request's id, as the peer sent it.
+    pub fn id(&self) -> &RequestId {
+        &self.inner.id
+    }
+
+    /// The request's method.
+    pub fn method(&self) -> &str {
+        &self.inner.method
+    }
+
+    /// The request's `_meta`, if it had one.
+    pub fn meta(&self) -> Option<&JsonObject> {
+        self.inner.meta.as_ref()
+    }
+
+    /// Fires when the peer cancels the request or the connection closes.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.inner.cancel
+    }
+
+    /// Whether the request has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancel.is_cancelled()
+    }
+
+    /// Completes when the request is cancelled.
+    pub async fn cancelled(&self) {
+        self.inner.cancel.cancelled().await
+    }
+
+    /// The session the request arrived on.
+    pub fn session(&self) -> &Session {
+        &self.inner.session
+    }
+
+    /// The progress token the caller attached, if any.
+    pub fn progress_token(&self) -> Option<ProgressToken> {
+        self.meta()?.get(meta::PROGRESS_TOKEN).and_then(RequestId::from_value)
+    }
+
+    /// The protocol version the request declared in `_meta` (2026-07-28 style), as sent.
+    pub fn declared_protocol_version(&self) -> Option<&str> {
+        self.meta()?.get(meta::PROTOCOL_VERSION)?.as_str()
+    }
+
+    /// Whether this request is a stateless (2026-07-28) request rather than part of a
+    /// handshake-era session.
+    pub fn is_stateless(&self) -> bool {
+        self.declared_protocol_version()
+            .and_then(ProtocolVersion::parse)
+            .is_some_and(ProtocolVersion::is_stateless)
+    }
+
+    /// The revision this request is served under: the one it declares if it is stateless,
+    /// otherwise the session's negotiated one.
+    pub fn protocol_version(&self) -> Option<ProtocolVersion> {
+        match self.declared_protocol_version().and_then(ProtocolVersion::parse) {
+            Some(v) if v.is_stateless() => Some(v),
+            _ => self.session().state().protocol_version,
+        }
+    }
+
+    /// The capabilities of the client for this request: from `_meta` on a stateless request,
+    /// from the handshake otherwise.
+    pub fn client_capabilities(&self) -> Option<Value> {
+        if self.is_stateless() {
+            self.meta()?.get(meta::CLIENT_CAPABILITIES).cloned()
+        } else {
+            self.session().state().peer_capabilities
+        }
+    }
+
+    /// Sends `notifications/progress` for this request. Does nothing if the caller did not
+    /// ask for progress or the request was cancelled.
+    pub async fn report_progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) -> Result<()> {
+        let Some(token) = self.progress_token() else { return Ok(()) };
+        if self.is_cancelled() {
+            return Ok(());
+        }
+        let mut params = json!({ "progressToken": token, "progress": progress });
+        if let Some(total) = total {
+            params["total"] = json!(total);
+        }
+        if let Some(message) = message {
+            params["message"] = json!(message);
+        }
+        self.notify(methods::PROGRESS, Some(params)).await
+    }
+
+    /// Sends a notification related to this request (routed to its stream on HTTP).
+    /// Nothing is sent once the request is cancelled: the peer must not hear about it again.
+    pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<()> {
+        if self.is_cancelled() {
+            return Ok(());
+        }
+        self.session().notify_routed(method, params, Route::Related(self.id().clone())).await
+    }
+
+    /// Sends a request to the peer on behalf of this request (a server asking its client for
+    /// sampling, say). Cancelled if this request is cancelled.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        mut options: RequestOptions,
+    ) -> Result<Value> {
+        options.route = Route::Related(self.id().clone());
+        if options.cancel.is_none() {
+            options.cancel = Some(self.inner.cancel.clone());
+        }
+        self.session().request(method, params, options).await
+    }
+}

@@ -1,0 +1,405 @@
+//! The driver task: reads inbound frames in order and routes each message without waiting on
+//! any handler.
+
+use std::{panic::AssertUnwindSafe, sync::Arc};
+
+use bytes::Bytes;
+use futures::FutureExt;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::{Dispatch, IncomingRequest, Inflight, Phase, RequestContext, Session};
+use crate::{
+    Error,
+    jsonrpc::{
+        Decoded, ErrorObject, ErrorResponse, Invalid, Message, Notification, Request, RequestId,
+        Response, decode, encode_error, encode_response,
+    },
+    protocol::{
+        CancelledNotificationParams, JsonObject, ProgressNotificationParams, ProtocolVersion, meta,
+        methods,
+    },
+    transport::{Inbound, Outbound, Route},
+};
+
+/// How long a transport may take to confirm it has shut down after `Close` (a child process
+/// ladder takes at most about 4 s).
+const CLOSE_CONFIRM_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// Where the answer to one inbound request goes.
+#[derive(Clone)]
+enum ReplyTo {
+    /// Straight to the transport.
+    Direct,
+    /// Into a batch being collected; `None` means "no answer" (cancelled).
+    Batch(mpsc::UnboundedSender<Option<Vec<u8>>>),
+}
+
+pub(super) async fn drive(
+    session: Session,
+    mut inbound: mpsc::Receiver<Inbound>,
+    dispatch: Arc<dyn Dispatch>,
+) {
+    let mut closing = false;
+    let reason = loop {
+        let item = tokio::select! {
+            biased;
+            _ = session.inner.close_requested.cancelled(), if !closing => {
+                closing = true;
+                session.fail_pending(Error::closed("the session was closed locally"));
+                session.cancel_inflight();
+                let _ = session.inner.outbound.send(Outbound::Close).await;
+                continue;
+            }
+            item = inbound.recv() => item,
+        };
+        match item {
+            Some(Inbound::Frame(bytes)) if !closing => session.on_frame(bytes, &dispatch),
+            Some(Inbound::Frame(_)) => {}
+            Some(Inbound::Oversized { len }) => session.log_dropped(&format!(
+                "dropped an inbound message of {len} bytes (cap {})",
+                session.inner.config.limits.max_message_bytes
+            )),
+            Some(Inbound::Closed(reason)) => break reason,
+            None => break None,
+        }
+    };
+    session.shut_down(reason, closing, &mut inbound).await;
+    dispatch.closed(&session);
+    session.inner.done.cancel();
+}
+
+impl Session {
+    async fn shut_down(
+        &self,
+        reason: Option<Error>,
+        already_closing: bool,
+        inbound: &mut mpsc::Receiver<Inbound>,
+    ) {
+        let error = reason.clone().unwrap_or_else(|| Error::closed("the peer closed the connection"));
+        self.fail_pending(error);
+        if !already_closing {
+            // The peer stopped sending, but may still read: let in-flight handlers finish
+            // (answers to pipelined requests must not be lost), within the grace period.
+            let grace = tokio::time::Instant::now() + self.inner.config.shutdown_grace;
+            loop {
+                let drained = self.inner.inflight_drained.notified();
+                if self.inner.inflight.lock().is_empty() {
+                    break;
+                }
+                if tokio::time::timeout_at(grace, drained).await.is_err() {
+                    break;
+                }
+            }
+            self.cancel_inflight();
+            // Let the transport flush what the handlers wrote and release everything; it
+            // confirms with one more `Closed`.
+            if self.inner.outbound.send(Outbound::Close).await.is_ok() {
+                let confirmed = async {
+                    while let Some(item) = inbound.recv().await {
+                        if matches!(item, Inbound::Closed(_)) {
+                            break;
+                        }
+                    }
+                };
+                if tokio::time::timeout(CLOSE_CONFIRM_TIMEOUT, confirmed).await.is_err() {
+                    tracing::error!(target: "oxmcp", "transport did not confirm close in {CLOSE_CONFIRM_TIMEOUT:?}");
+                }
+            }
+        }
+        self.update_state(|s| s.phase = Phase::Closed);
+        *self.inner.close_reason.lock() = Some(reason.unwrap_or_else(|| Error::closed("the session is closed")));
+    }
+
+    fn fail_pending(&self, error: Error) {
+        let entries = {
+            let mut table = self.inner.pending.lock();
+            table.closed.get_or_insert(error.clone());
+            std::mem::take(&mut table.entries)
+        };
+        for (_, entry) in entries {
+            let _ = entry.reply.send(Err(error.clone()));
+        }
+    }
+
+    fn cancel_inflight(&self) {
+        for (_, f) in self.inner.inflight.lock().drain() {
+            f.cancel.cancel();
+        }
+        self.inner.inflight_drained.notify_waiters();
+    }
+
+    fn log_dropped(&self, what: &str) {
+        if let Some(suppressed) = self.inner.dropped_log.lock().admit() {
+            if suppressed > 0 {
+                tracing::warn!(target: "oxmcp", "{what} ({suppressed} similar messages suppressed)");
+            } else {
+                tracing::warn!(target: "oxmcp", "{what}");
+            }
+        }
+    }
+
+    fn on_frame(&self, bytes: Bytes, dispatch: &Arc<dyn Dispatch>) {
+        match decode(&bytes, &self.inner.config.limits) {
+            Err(e) => self.log_dropped(&format!("dropped an unparseable message: {e}")),
+            Ok(Decoded::Single(Ok(message))) => self.on_message(message, dispatch, &ReplyTo::Direct),
+            Ok(Decoded::Single(Err(invalid))) => self.on_invalid(invalid, &ReplyTo::Direct),
+            Ok(Decoded::Batch(items)) => self.on_batch(items, dispatch),
+        }
+    }
+
+    fn on_invalid(&self, invalid: Invalid, reply_to: &ReplyTo) {
+        match invalid.reply() {
+            Some(reply) => self.reply_error(reply.id, reply.error, reply_to),
+            None => self.log_dropped(&format!("dropped an invalid message: {}", invalid.reason)),
+        }
+    }
+
+    fn on_batch(&self, items: Vec<Result<Message, Invalid>>, dispatch: &Arc<dyn Dispatch>) {
+        let version = self.protocol_version();
+        if !version.is_some_and(ProtocolVersion::allows_batches) {
+            let why = match version {
+                Some(v) => format!("JSON-RPC batches are not supported in protocol version {v}"),
+                None => "JSON-RPC batches are only supported after initialize negotiates 2025-03-26 or earlier".into(),
+            };
+            self.reply_error(None, ErrorObject::invalid_request(why), &ReplyTo::Direct);
+            return;
+        }
+        let answers = items
+            .iter()
+            .filter(|i| match i {
+                Ok(Message::Request(_)) => true,
+                Err(invalid) => invalid.needs_reply(),
+                _ => false,
+            })
+            .count();
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let reply_to = ReplyTo::Batch(tx);
+        let mut ids = Vec::new();
+        for item in items {
+            match item {
+                Ok(message) => {
+                    if let Message::Request(r) = &message {
+                        ids.push(r.id.clone());
+                    }
+                    self.on_message(message, dispatch, &reply_to);
+                }
+                Err(invalid) => self.on_invalid(invalid, &reply_to),
+            }
+        }
+        drop(reply_to);
+        if answers == 0 {
+            return;
+        }
+        let session = self.clone();
+        tokio::spawn(async move {
+            let mut parts = Vec::with_capacity(answers);
+            for _ in 0..answers {
+                match rx.recv().await {
+                    Some(Some(part)) => parts.push(part),
+                    Some(None) => {}
+                    None => break,
+                }
+            }
+            if parts.is_empty() {
+                return;
+            }
+            let mut frame = Vec::with_capacity(parts.iter().map(|p| p.len() + 1).sum::<usize>() + 1);
+            frame.push(b'[');
+            for (i, part) in parts.iter().enumerate() {
+                if i > 0 {
+                    frame.push(b',');
+                }
+                frame.extend_from_slice(part);
+            }
+            frame.push(b']');
+            let _ = session.send_frame(frame, Route::BatchResponse(ids)).await;
+        });
+    }
+
+    fn on_message(&self, message: Message, dispatch: &Arc<dyn Dispatch>, reply_to: &ReplyTo) {
+        match message {
+            Message::Request(request) => self.on_request(request, dispatch, reply_to),
+            Message::Notification(n) => self.on_notification(n, dispatch),
+            Message::Response(Response { id, result }) => self.resolve(&id, Ok(result)),
+            Message::Error(ErrorResponse { id: Some(id), error }) => {
+                self.resolve(&id, Err(Error::Rpc(error)))
+            }
+            Message::Error(ErrorResponse { id: None, error }) => {
+                self.log_dropped(&format!("the peer reported an error about an unknown message: {error}"))
+            }
+        }
+    }
+
+    fn resolve(&self, id: &RequestId, reply: Result<Box<RawValue>, Error>) {
+        let entry = self.inner.pending.lock().entries.remove(id);
+        match entry {
+            Some(entry) => {
+                let _ = entry.reply.send(reply);
+            }
+            // A response after a timeout or cancel is expected now and then: not worth a warning.
+            None => tracing::debug!(target: "oxmcp", "response for unknown or finished request {id}"),
+        }
+    }
+
+    fn on_request(&self, request: Request, dispatch: &Arc<dyn Dispatch>, reply_to: &ReplyTo) {
+        let Request { id, method, params } = request;
+        let meta = extract_meta(params.as_deref());
+        let stateless = meta
+            .as_ref()
+            .and_then(|m| m.get(meta::PROTOCOL_VERSION))
+            .and_then(|v| v.as_str())
+            .and_then(ProtocolVersion::parse)
+            .is_some_and(ProtocolVersion::is_stateless);
+        if method == methods::PING && !stateless {
+            self.reply_result(id, Ok(empty_result()), reply_to);
+            return;
+        }
+        let cancel = CancellationToken::new();
+        {
+            let mut inflight = self.inner.inflight.lock();
+            if inflight.contains_key(&id) {
+                drop(inflight);
+                let error = ErrorObject::invalid_request(format!(
+                    "Invalid request `{method}`: id {id} is already in use by a request in flight"
+                ));
+                self.reply_error(Some(id), error, reply_to);
+                return;
+            }
+            inflight.insert(id.clone(), Inflight { cancel: cancel.clone(), method: method.clone() });
+        }
+        let ctx = RequestContext::new(id.clone(), method.clone(), meta, cancel.clone(), self.clone());
+        let handler = dispatch.request(IncomingRequest { method, params }, ctx);
+        let session = self.clone();
+        let reply_to = reply_to.clone();
+        tokio::spawn(async move {
+            let outcome = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => None,
+                result = AssertUnwindSafe(handler).catch_unwind() => Some(result),
+            };
+            let finished = {
+                let mut inflight = session.inner.inflight.lock();
+                inflight.remove(&id);
+                inflight.is_empty()
+            };
+            match outcome {
+                // Cancelled: the peer must not hear about this request again.
+                None => session.no_reply(&reply_to),
+                Some(Ok(result)) => session.reply_result(id, result, &reply_to),
+                Some(Err(_panic)) => session.reply_result(
+                    id,
+                    Err(ErrorObject::internal("Internal error: the handler panicked")),
+                    &reply_to,
+                ),
+            }
+            if finished {
+                session.inner.inflight_drained.notify_waiters();
+            }
+        });
+    }
+
+    fn on_notification(&self, notification: Notification, dispatch: &Arc<dyn Dispatch>) {
+        match notification.method.as_str() {
+            methods::CANCELLED => {
+                let Some(params) = parse_params::<CancelledNotificationParams>(&notification) else {
+                    return self.log_dropped("ignored a malformed notifications/cancelled");
+                };
+                let Some(id) = params.request_id else { return };
+                let inflight = self.inner.inflight.lock();
+                match inflight.get(&id) {
+                    // `initialize` must not be cancelled; a cancel for it is ignored.
+                    Some(f) if f.method != methods::INITIALIZE => f.cancel.cancel(),
+                    _ => tracing::debug!(target: "oxmcp", "ignored cancel for unknown request {id}"),
+                }
+            }
+            methods::PROGRESS => {
+                let Some(params) = parse_params::<ProgressNotificationParams>(&notification) else {
+                    return self.log_dropped("ignored a malformed notifications/progress");
+                };
+                let table = self.inner.pending.lock();
+                if let Some(tx) =
+                    table.entries.get(&params.progress_token).and_then(|e| e.progress.as_ref())
+                {
+                    let _ = tx.send(params);
+                }
+            }
+            _ => dispatch.notification(notification, self),
+        }
+    }
+
+    fn reply_result(
+        &self,
+        id: RequestId,
+        result: Result<Box<RawValue>, ErrorObject>,
+        reply_to: &ReplyTo,
+    ) {
+        match result {
+            Ok(raw) => self.deliver(encode_response(&id, &raw), id, reply_to),
+            Err(error) => self.reply_error(Some(id), error, reply_to),
+        }
+    }
+
+    fn reply_error(&self, id: Option<RequestId>, error: ErrorObject, reply_to: &ReplyTo) {
+        let frame = encode_error(id.as_ref(), &error);
+        match id {
+            Some(id) => self.deliver(frame, id, reply_to),
+            None => match reply_to {
+                ReplyTo::Batch(tx) => {
+                    let _ = tx.send(Some(frame));
+                }
+                ReplyTo::Direct => self.queue(frame, Route::Unrelated),
+            },
+        }
+    }
+
+    fn deliver(&self, frame: Vec<u8>, id: RequestId, reply_to: &ReplyTo) {
+        match reply_to {
+            ReplyTo::Direct => self.queue(frame, Route::Response(id)),
+            ReplyTo::Batch(tx) => {
+                let _ = tx.send(Some(frame));
+            }
+        }
+    }
+
+    fn no_reply(&self, reply_to: &ReplyTo) {
+        if let ReplyTo::Batch(tx) = reply_to {
+            let _ = tx.send(None);
+        }
+    }
+
+    /// Queues a frame from a context that cannot wait (the driver, a finishing handler).
+    fn queue(&self, bytes: Vec<u8>, route: Route) {
+        let frame = Outbound::Frame(crate::transport::OutFrame { bytes, route });
+        if let Err(mpsc::error::TrySendError::Full(frame)) = self.inner.outbound.try_send(frame) {
+            let tx = self.inner.outbound.clone();
+            tokio::spawn(async move {
+                let _ = tx.send(frame).await;
+            });
+        }
+    }
+}
+
+fn empty_result() -> Box<RawValue> {
+    RawValue::from_string("{}".to_owned()).expect("`{}` is valid JSON")
+}
+
+fn parse_params<T: serde::de::DeserializeOwned>(n: &Notification) -> Option<T> {
+    serde_json::from_str(n.params.as_deref()?.get()).ok()
+}
+
+/// Reads `_meta` out of request params without decoding the rest.
+fn extract_meta(params: Option<&RawValue>) -> Option<JsonObject> {
+    #[derive(Deserialize)]
+    struct MetaOnly {
+        #[serde(rename = "_meta")]
+        meta: Option<JsonObject>,
+    }
+    let text = params?.get();
+    if !text.contains("\"_meta\"") {
+        return None;
+    }
+    serde_json::from_str::<MetaOnly>(text).ok()?.meta
+}
