@@ -44,6 +44,10 @@ impl Dispatch for ServerDispatch {
         Box::pin(async move { handle(&server, request, ctx).await })
     }
 
+    fn is_sequential(&self, method: &str) -> bool {
+        method == methods::INITIALIZE
+    }
+
     fn notification(&self, notification: Notification, session: &Session) {
         if notification.method == methods::INITIALIZED {
             session.update_state(|s| {

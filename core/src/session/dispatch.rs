@@ -31,6 +31,13 @@ pub trait Dispatch: Send + Sync + 'static {
     /// cancels the request (the context's token fires first).
     fn request(&self, request: IncomingRequest, ctx: RequestContext) -> BoxFuture<'static, HandlerResult>;
 
+    /// Whether requests for `method` change the session's lifecycle, so the engine must finish
+    /// them before reading the next message (`initialize`: a pipelined request right behind it
+    /// must see the initialized session).
+    fn is_sequential(&self, _method: &str) -> bool {
+        false
+    }
+
     /// Handles one notification. Must not block; spawn for async work.
     fn notification(&self, notification: Notification, session: &Session);
 

@@ -1,13 +1,16 @@
 //! The driver task: reads inbound frames in order and routes each message without waiting on
 //! any handler.
 
-use std::{panic::AssertUnwindSafe, sync::Arc};
+use std::{
+    panic::AssertUnwindSafe,
+    sync::{Arc, atomic::Ordering},
+};
 
 use bytes::Bytes;
 use futures::FutureExt;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use tokio::sync::mpsc;
+use tokio::{sync::mpsc, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
 
 use super::{Dispatch, IncomingRequest, Inflight, Phase, RequestContext, Session};
@@ -56,7 +59,11 @@ pub(super) async fn drive(
             item = inbound.recv() => item,
         };
         match item {
-            Some(Inbound::Frame(bytes)) if !closing => session.on_frame(bytes, &dispatch),
+            Some(Inbound::Frame(bytes)) if !closing => {
+                if let Some(lifecycle) = session.on_frame(bytes, &dispatch) {
+                    let _ = lifecycle.await;
+                }
+            }
             Some(Inbound::Frame(_)) => {}
             Some(Inbound::Oversized { len }) => session.log_dropped(&format!(
                 "dropped an inbound message of {len} bytes (cap {})",
@@ -86,7 +93,9 @@ impl Session {
             let grace = tokio::time::Instant::now() + self.inner.config.shutdown_grace;
             loop {
                 let drained = self.inner.inflight_drained.notified();
-                if self.inner.inflight.lock().is_empty() {
+                if self.inner.inflight.lock().is_empty()
+                    && self.inner.batches_pending.load(Ordering::Acquire) == 0
+                {
                     break;
                 }
                 if tokio::time::timeout_at(grace, drained).await.is_err() {
@@ -141,13 +150,21 @@ impl Session {
         }
     }
 
-    fn on_frame(&self, bytes: Bytes, dispatch: &Arc<dyn Dispatch>) {
+    /// Handles one frame; returns the handler task of a lifecycle request, which the driver
+    /// awaits before reading on.
+    fn on_frame(&self, bytes: Bytes, dispatch: &Arc<dyn Dispatch>) -> Option<JoinHandle<()>> {
         match decode(&bytes, &self.inner.config.limits) {
             Err(e) => self.log_dropped(&format!("dropped an unparseable message: {e}")),
+            Ok(Decoded::Single(Ok(Message::Request(request)))) => {
+                let sequential = dispatch.is_sequential(&request.method);
+                let task = self.on_request(request, dispatch, &ReplyTo::Direct);
+                return task.filter(|_| sequential);
+            }
             Ok(Decoded::Single(Ok(message))) => self.on_message(message, dispatch, &ReplyTo::Direct),
             Ok(Decoded::Single(Err(invalid))) => self.on_invalid(invalid, &ReplyTo::Direct),
             Ok(Decoded::Batch(items)) => self.on_batch(items, dispatch),
         }
+        None
     }
 
     fn on_invalid(&self, invalid: Invalid, reply_to: &ReplyTo) {
@@ -194,6 +211,7 @@ impl Session {
             return;
         }
         let session = self.clone();
+        self.inner.batches_pending.fetch_add(1, Ordering::AcqRel);
         tokio::spawn(async move {
             let mut parts = Vec::with_capacity(answers);
             for _ in 0..answers {
@@ -203,9 +221,16 @@ impl Session {
                     None => break,
                 }
             }
-            if parts.is_empty() {
-                return;
+            if !parts.is_empty() {
+                session.send_batch(parts, ids).await;
             }
+            session.inner.batches_pending.fetch_sub(1, Ordering::AcqRel);
+            session.inner.inflight_drained.notify_waiters();
+        });
+    }
+
+    async fn send_batch(&self, parts: Vec<Vec<u8>>, ids: Vec<RequestId>) {
+        {
             let mut frame = Vec::with_capacity(parts.iter().map(|p| p.len() + 1).sum::<usize>() + 1);
             frame.push(b'[');
             for (i, part) in parts.iter().enumerate() {
@@ -215,13 +240,15 @@ impl Session {
                 frame.extend_from_slice(part);
             }
             frame.push(b']');
-            let _ = session.send_frame(frame, Route::BatchResponse(ids)).await;
-        });
+            let _ = self.send_frame(frame, Route::BatchResponse(ids)).await;
+        }
     }
 
     fn on_message(&self, message: Message, dispatch: &Arc<dyn Dispatch>, reply_to: &ReplyTo) {
         match message {
-            Message::Request(request) => self.on_request(request, dispatch, reply_to),
+            Message::Request(request) => {
+                self.on_request(request, dispatch, reply_to);
+            }
             Message::Notification(n) => self.on_notification(n, dispatch),
             Message::Response(Response { id, result }) => self.resolve(&id, Ok(result)),
             Message::Error(ErrorResponse { id: Some(id), error }) => {
@@ -244,7 +271,12 @@ impl Session {
         }
     }
 
-    fn on_request(&self, request: Request, dispatch: &Arc<dyn Dispatch>, reply_to: &ReplyTo) {
+    fn on_request(
+        &self,
+        request: Request,
+        dispatch: &Arc<dyn Dispatch>,
+        reply_to: &ReplyTo,
+    ) -> Option<JoinHandle<()>> {
         let Request { id, method, params } = request;
         let meta = extract_meta(params.as_deref());
         let stateless = meta
@@ -255,7 +287,7 @@ impl Session {
             .is_some_and(ProtocolVersion::is_stateless);
         if method == methods::PING && !stateless {
             self.reply_result(id, Ok(empty_result()), reply_to);
-            return;
+            return None;
         }
         let cancel = CancellationToken::new();
         {
@@ -266,7 +298,7 @@ impl Session {
                     "Invalid request `{method}`: id {id} is already in use by a request in flight"
                 ));
                 self.reply_error(Some(id), error, reply_to);
-                return;
+                return None;
             }
             inflight.insert(id.clone(), Inflight { cancel: cancel.clone(), method: method.clone() });
         }
@@ -274,7 +306,7 @@ impl Session {
         let handler = dispatch.request(IncomingRequest { method, params }, ctx);
         let session = self.clone();
         let reply_to = reply_to.clone();
-        tokio::spawn(async move {
+        Some(tokio::spawn(async move {
             let outcome = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => None,
@@ -298,7 +330,7 @@ impl Session {
             if finished {
                 session.inner.inflight_drained.notify_waiters();
             }
-        });
+        }))
     }
 
     fn on_notification(&self, notification: Notification, dispatch: &Arc<dyn Dispatch>) {

@@ -101,6 +101,8 @@ struct Inner {
     pending: Mutex<PendingTable>,
     inflight: Mutex<HashMap<RequestId, Inflight>>,
     inflight_drained: Notify,
+    /// Batch responses still being assembled (they count as in flight at shutdown).
+    batches_pending: std::sync::atomic::AtomicUsize,
     next_id: AtomicI64,
     state: RwLock<SessionState>,
     close_requested: CancellationToken,
@@ -127,6 +129,7 @@ impl Session {
                 pending: Mutex::new(PendingTable::default()),
                 inflight: Mutex::new(HashMap::new()),
                 inflight_drained: Notify::new(),
+                batches_pending: std::sync::atomic::AtomicUsize::new(0),
                 next_id: AtomicI64::new(0),
                 state: RwLock::new(SessionState::default()),
                 close_requested: CancellationToken::new(),

@@ -1,0 +1,328 @@
+//! Shared test harness: a server with test tools, a client/server pair over the memory
+//! transport with every frame recorded for schema validation, a raw JSON peer for driving a
+//! server with hand-written (and malformed) messages, and the paths of example binaries.
+#![allow(dead_code)]
+
+pub mod schema;
+
+use std::{
+    path::PathBuf,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use oxmcp::{
+    client::{Client, ClientOptions},
+    protocol::{CallToolResult, ContentBlock, Tool},
+    server::{Server, ToolError},
+    session::Session,
+    transport::{Inbound, Link, OutFrame, Outbound, Route, Transport, memory, tap::tap},
+};
+pub use schema::{Side, Wire};
+use serde_json::{Value, json};
+
+/// Things test tools observed (cancellations, mostly), for assertions.
+#[derive(Clone, Default)]
+pub struct Probe(Arc<Mutex<Vec<String>>>);
+
+impl Probe {
+    pub fn push(&self, event: impl Into<String>) {
+        self.0.lock().unwrap().push(event.into());
+    }
+
+    pub fn events(&self) -> Vec<String> {
+        self.0.lock().unwrap().clone()
+    }
+
+    /// Waits (real time) until `event` has been seen, up to 5 s.
+    pub async fn wait_for(&self, event: &str) {
+        for _ in 0..500 {
+            if self.events().iter().any(|e| e == event) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("event `{event}` not seen; saw {:?}", self.events());
+    }
+}
+
+fn object_schema(properties: Value, required: &[&str]) -> Value {
+    json!({ "type": "object", "properties": properties, "required": required })
+}
+
+/// A server with the tools the protocol tests use.
+pub fn test_server(probe: &Probe) -> Server {
+    test_server_with(Server::builder("test-server", "1.0.0").instructions("test instructions"), probe)
+}
+
+/// The test tools on a server built from `builder`.
+pub fn test_server_with(builder: oxmcp::server::ServerBuilder, probe: &Probe) -> Server {
+    let server = builder.build();
+    server
+        .add_tool(
+            Tool::new("echo", "Echo the text back", object_schema(json!({"text": {"type": "string"}}), &["text"])),
+            |args: Value, _ctx| async move { Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default())) },
+        )
+        .unwrap();
+    server
+        .add_tool(
+            Tool::new(
+                "add",
+                "Add two numbers",
+                object_schema(json!({"a": {"type": "number"}, "b": {"type": "number"}}), &["a", "b"]),
+            )
+            .with_output_schema(object_schema(json!({"sum": {"type": "number"}}), &["sum"])),
+            |args: Value, _ctx| async move {
+                let sum = args["a"].as_f64().unwrap_or(0.0) + args["b"].as_f64().unwrap_or(0.0);
+                Ok(CallToolResult { structured_content: Some(json!({ "sum": sum })), ..Default::default() })
+            },
+        )
+        .unwrap();
+    let p = probe.clone();
+    server
+        .add_tool(
+            Tool::new("sleep", "Sleep for ms milliseconds", object_schema(json!({"ms": {"type": "integer"}}), &["ms"])),
+            move |args: Value, ctx: oxmcp::session::RequestContext| {
+                let p = p.clone();
+                async move {
+                    let ms = args["ms"].as_u64().unwrap_or(0);
+                    tokio::select! {
+                        _ = tokio::time::sleep(Duration::from_millis(ms)) => Ok(CallToolResult::text(format!("slept {ms}"))),
+                        _ = ctx.cancelled() => {
+                            p.push(format!("cancelled:{}", ctx.id()));
+                            Err(ToolError::failed("cancelled"))
+                        }
+                    }
+                }
+            },
+        )
+        .unwrap();
+    let p = probe.clone();
+    server
+        .add_tool(
+            Tool::new("wait_for_cancel", "Block until cancelled", object_schema(json!({}), &[])),
+            move |_args: Value, ctx: oxmcp::session::RequestContext| {
+                let p = p.clone();
+                async move {
+                    p.push("started");
+                    // Record the cancellation from a guard, since the engine drops this
+                    // future when the token fires.
+                    struct OnDrop(Probe, String);
+                    impl Drop for OnDrop {
+                        fn drop(&mut self) {
+                            self.0.push(self.1.clone());
+                        }
+                    }
+                    let _guard = OnDrop(p.clone(), "dropped".into());
+                    let token = ctx.cancellation().clone();
+                    let p2 = p.clone();
+                    tokio::spawn(async move {
+                        token.cancelled().await;
+                        p2.push("token fired");
+                    });
+                    ctx.cancelled().await;
+                    Ok(CallToolResult::text("unreachable"))
+                }
+            },
+        )
+        .unwrap();
+    server
+        .add_tool(
+            Tool::new("progress", "Report progress", object_schema(json!({"steps": {"type": "integer"}}), &["steps"])),
+            |args: Value, ctx: oxmcp::session::RequestContext| async move {
+                let steps = args["steps"].as_u64().unwrap_or(3);
+                for i in 1..=steps {
+                    ctx.report_progress(i as f64, Some(steps as f64), Some(&format!("step {i}"))).await?;
+                }
+                Ok(CallToolResult::text("done"))
+            },
+        )
+        .unwrap();
+    server
+        .add_tool(Tool::new("fail", "Always fails", object_schema(json!({}), &[])), |_args: Value, _ctx| async move {
+            Err::<CallToolResult, _>(ToolError::failed("boom: the tool failed"))
+        })
+        .unwrap();
+    server
+        .add_tool(
+            Tool::new("bad_output", "Returns output that breaks its schema", object_schema(json!({}), &[]))
+                .with_output_schema(object_schema(json!({"n": {"type": "integer"}}), &["n"])),
+            |_args: Value, _ctx| async move {
+                Ok(CallToolResult { structured_content: Some(json!({"n": "not a number"})), ..Default::default() })
+            },
+        )
+        .unwrap();
+    server
+        .add_tool(Tool::new("panic", "Panics", object_schema(json!({}), &[])), |_args: Value, _ctx| async move {
+            if std::hint::black_box(true) {
+                panic!("deliberate test panic");
+            }
+            Ok(CallToolResult::text("unreachable"))
+        })
+        .unwrap();
+    server
+        .add_tool(
+            Tool::new(
+                "image",
+                "Returns an image",
+                object_schema(json!({}), &[]),
+            ),
+            |_args: Value, _ctx| async move {
+                Ok(CallToolResult { content: vec![ContentBlock::image("iVBORw0KGgo=", "image/png")], ..Default::default() })
+            },
+        )
+        .unwrap();
+    server
+}
+
+/// A client and server connected over the memory transport, every frame recorded.
+pub struct Pair {
+    pub client: Client,
+    pub server_session: Session,
+    pub wire: Wire,
+}
+
+impl Pair {
+    /// Closes the client, waits for the server side, and validates the wire.
+    pub async fn finish(self) {
+        self.client.close().await;
+        tokio::time::timeout(Duration::from_secs(5), self.server_session.closed()).await.expect("server session closes");
+        self.wire.assert_valid();
+    }
+}
+
+/// Connects `options` to `server` over an in-memory duplex.
+pub async fn pair(server: &Server, options: ClientOptions) -> Pair {
+    try_pair(server, options).await.expect("client connects")
+}
+
+/// Like [`pair`], returning the connect error.
+pub async fn try_pair(server: &Server, options: ClientOptions) -> Result<Pair, (oxmcp::Error, Wire)> {
+    let (a, b) = memory::pair();
+    let wire = Wire::new();
+    let server_session = server.serve(tap(b.into_link(), wire.observer(Side::Server)));
+    match Client::connect(tap(a.into_link(), wire.observer(Side::Client)), options).await {
+        Ok(client) => Ok(Pair { client, server_session, wire }),
+        Err(e) => Err((e, wire)),
+    }
+}
+
+/// Client options for a test.
+pub fn client_options() -> ClientOptions {
+    ClientOptions::new("test-client", "1.0.0")
+}
+
+/// A peer that speaks raw JSON to a server, recording what the server sends.
+pub struct RawPeer {
+    link: Link,
+    pub wire: Wire,
+    /// Notifications received while waiting for responses.
+    pub notifications: Vec<Value>,
+}
+
+impl RawPeer {
+    /// Connects to `server` over memory; only the server's messages are schema-checked.
+    pub fn connect(server: &Server) -> (RawPeer, Session) {
+        let (a, b) = memory::pair();
+        let session = server.serve(b);
+        (RawPeer { link: a.into_link(), wire: Wire::checking_only(Side::Server), notifications: Vec::new() }, session)
+    }
+
+    /// Wraps any link (a child process, say).
+    pub fn over(transport: impl Transport) -> RawPeer {
+        RawPeer { link: transport.into_link(), wire: Wire::checking_only(Side::Server), notifications: Vec::new() }
+    }
+
+    /// Sends raw bytes as one frame.
+    pub async fn send_bytes(&self, bytes: &[u8]) {
+        self.wire.record(Side::Client, bytes);
+        self.link
+            .outbound
+            .send(Outbound::Frame(OutFrame { bytes: bytes.to_vec(), route: Route::Unrelated }))
+            .await
+            .expect("link open");
+    }
+
+    /// Sends a JSON value as one frame.
+    pub async fn send(&self, value: Value) {
+        self.send_bytes(value.to_string().as_bytes()).await;
+    }
+
+    /// The next frame, parsed, within `within`; `None` if nothing came or the link closed.
+    pub async fn recv_within(&mut self, within: Duration) -> Option<Value> {
+        loop {
+            let item = tokio::time::timeout(within, self.link.inbound.recv()).await.ok()??;
+            match item {
+                Inbound::Frame(bytes) => {
+                    self.wire.record(Side::Server, &bytes);
+                    return Some(serde_json::from_slice(&bytes).expect("server sends valid JSON"));
+                }
+                Inbound::Closed(_) => return None,
+                Inbound::Oversized { .. } => continue,
+            }
+        }
+    }
+
+    /// The next frame, within 5 s.
+    pub async fn recv(&mut self) -> Value {
+        self.recv_within(Duration::from_secs(5)).await.expect("a message from the server")
+    }
+
+    /// The next response (skipping and keeping notifications).
+    pub async fn response(&mut self) -> Value {
+        loop {
+            let m = self.recv().await;
+            if m.get("method").is_some() && m.get("id").is_none() {
+                self.notifications.push(m);
+                continue;
+            }
+            return m;
+        }
+    }
+
+    /// Sends a request and returns its response.
+    pub async fn request(&mut self, id: Value, method: &str, params: Value) -> Value {
+        let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if !params.is_null() {
+            msg["params"] = params;
+        }
+        self.send(msg).await;
+        self.response().await
+    }
+
+    /// Handshake-era initialize + initialized with `version`; returns the result.
+    pub async fn initialize(&mut self, version: &str) -> Value {
+        let r = self
+            .request(
+                json!(0),
+                "initialize",
+                json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}),
+            )
+            .await;
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        r["result"].clone()
+    }
+
+    /// Closes our side.
+    pub async fn close(&self) {
+        let _ = self.link.outbound.send(Outbound::Close).await;
+    }
+}
+
+/// The stateless `_meta` a 2026-07-28 request carries.
+pub fn stateless_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"}
+    })
+}
+
+/// The path of an example binary built alongside the tests (`cargo test` builds examples).
+pub fn example_bin(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    // target/<profile>/deps/<test> → target/<profile>/examples/<name>
+    let path = exe.parent().and_then(|deps| deps.parent()).map(|p| p.join("examples").join(name)).expect("target dir");
+    assert!(path.exists(), "{} not built; run the tests through cargo (it builds examples)", path.display());
+    path
+}

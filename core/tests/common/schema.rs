@@ -1,0 +1,273 @@
+//! Validates recorded wire traffic against the official MCP JSON Schemas.
+//!
+//! Every frame either side sends is recorded by a wire tap. At the end of a test,
+//! [`Wire::assert_valid`] decides which revision each message belongs to (a message carrying
+//! stateless `_meta`, or answering one, is 2026-07-28; everything else is the revision the
+//! handshake negotiated) and validates it against that revision's definition: requests and
+//! notifications by method, results by the method of the request they answer.
+
+use std::{
+    collections::HashMap,
+    path::PathBuf,
+    sync::{Arc, Mutex, OnceLock},
+};
+
+use oxmcp::{
+    ProtocolVersion,
+    transport::tap::{Direction, Observer},
+};
+use serde_json::{Value, json};
+
+/// Which side sent a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Side {
+    Client,
+    Server,
+}
+
+impl Side {
+    fn other(self) -> Side {
+        match self {
+            Side::Client => Side::Server,
+            Side::Server => Side::Client,
+        }
+    }
+}
+
+/// Frames recorded in order, with their sender.
+#[derive(Clone, Default, Debug)]
+pub struct Wire {
+    frames: Arc<Mutex<Vec<(Side, Vec<u8>)>>>,
+    /// Senders whose messages are checked (a raw test peer sends malformed input on purpose).
+    checked: Arc<Mutex<Vec<Side>>>,
+}
+
+impl Wire {
+    /// A wire whose every sender is checked.
+    pub fn new() -> Self {
+        let w = Wire::default();
+        *w.checked.lock().unwrap() = vec![Side::Client, Side::Server];
+        w
+    }
+
+    /// A wire on which only `side`'s messages are checked.
+    pub fn checking_only(side: Side) -> Self {
+        let w = Wire::default();
+        *w.checked.lock().unwrap() = vec![side];
+        w
+    }
+
+    /// An observer for a link held by `owner`: outbound frames are `owner`'s, inbound the
+    /// peer's.
+    pub fn observer(&self, owner: Side) -> Observer {
+        let frames = self.frames.clone();
+        Arc::new(move |direction, bytes: &[u8]| {
+            let side = match direction {
+                Direction::Outbound => owner,
+                Direction::Inbound => owner.other(),
+            };
+            frames.lock().unwrap().push((side, bytes.to_vec()));
+        })
+    }
+
+    /// Records a frame sent by `side` (for peers that are not behind a tap).
+    pub fn record(&self, side: Side, bytes: &[u8]) {
+        self.frames.lock().unwrap().push((side, bytes.to_vec()));
+    }
+
+    /// How many frames were recorded.
+    pub fn len(&self) -> usize {
+        self.frames.lock().unwrap().len()
+    }
+
+    /// The recorded messages sent by `side`, parsed.
+    pub fn sent_by(&self, side: Side) -> Vec<Value> {
+        self.frames
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(s, _)| *s == side)
+            .filter_map(|(_, b)| serde_json::from_slice(b).ok())
+            .collect()
+    }
+
+    /// Validates every checked message; panics listing every failure.
+    pub fn assert_valid(&self) {
+        let frames = self.frames.lock().unwrap().clone();
+        let checked = self.checked.lock().unwrap().clone();
+        let mut negotiated: Option<ProtocolVersion> = None;
+        // (sender, id) → (method, stateless?)
+        let mut requests: HashMap<(Side, String), (String, bool)> = HashMap::new();
+        let mut failures = Vec::new();
+        let mut validated = 0usize;
+        for (side, bytes) in &frames {
+            let Ok(value) = serde_json::from_slice::<Value>(bytes) else { continue };
+            let items = match value {
+                Value::Array(items) => items,
+                other => vec![other],
+            };
+            for msg in items {
+                // Track the negotiated revision from initialize results.
+                if let Some(v) = msg.pointer("/result/protocolVersion").and_then(Value::as_str) {
+                    if let Some(v) = ProtocolVersion::parse(v) {
+                        negotiated = Some(v);
+                    }
+                }
+                let stateless_meta = msg
+                    .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
+                    .and_then(Value::as_str)
+                    .and_then(ProtocolVersion::parse)
+                    .filter(|v| v.is_stateless());
+                let id_key = msg.get("id").map(|i| i.to_string());
+                let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
+                let (rev, def_check) = match (&method, &id_key) {
+                    (Some(m), Some(id)) => {
+                        requests.insert((*side, id.clone()), (m.clone(), stateless_meta.is_some()));
+                        (stateless_meta.or(negotiated), Check::Request(m.clone()))
+                    }
+                    (Some(m), None) => (stateless_meta.or(negotiated), Check::Notification(m.clone())),
+                    (None, Some(id)) => {
+                        let answered = requests.get(&(side.other(), id.clone())).cloned();
+                        let rev = match &answered {
+                            Some((_, true)) => Some(ProtocolVersion::V2026_07_28),
+                            _ => negotiated,
+                        };
+                        (rev, Check::Response(answered.map(|(m, _)| m)))
+                    }
+                    (None, None) => (negotiated, Check::Response(None)),
+                };
+                if !checked.contains(side) {
+                    continue;
+                }
+                // Messages before any negotiation (a probe, an early error) use the newest
+                // handshake revision, which every peer of ours understands.
+                let rev = rev.unwrap_or(ProtocolVersion::V2025_11_25);
+                validated += 1;
+                if let Err(why) = check(rev, &def_check, &msg) {
+                    failures.push(format!("[{side:?} → rev {rev}] {why}\n    message: {msg}"));
+                }
+            }
+        }
+        assert!(failures.is_empty(), "{} of {validated} messages fail the official schema:\n{}", failures.len(), failures.join("\n"));
+    }
+}
+
+enum Check {
+    Request(String),
+    Notification(String),
+    /// A response, with the method of the request it answers when known.
+    Response(Option<String>),
+}
+
+fn check(rev: ProtocolVersion, what: &Check, msg: &Value) -> Result<(), String> {
+    let schema = Schema::get(rev);
+    match what {
+        Check::Request(method) => {
+            let def = schema.def_for_method(method, "Request").ok_or(format!("no request definition for `{method}`"))?;
+            schema.validate(&def, msg)?;
+            schema.validate("JSONRPCRequest", msg)
+        }
+        Check::Notification(method) => {
+            let def = schema
+                .def_for_method(method, "Notification")
+                .ok_or(format!("no notification definition for `{method}`"))?;
+            schema.validate(&def, msg)?;
+            schema.validate("JSONRPCNotification", msg)
+        }
+        Check::Response(method) => {
+            if msg.get("error").is_some() {
+                let def = if schema.has("JSONRPCErrorResponse") { "JSONRPCErrorResponse" } else { "JSONRPCError" };
+                return schema.validate(def, msg);
+            }
+            let envelope = if schema.has("JSONRPCResultResponse") { "JSONRPCResultResponse" } else { "JSONRPCResponse" };
+            schema.validate(envelope, msg)?;
+            let Some(method) = method else { return Err("a response to no known request".into()) };
+            let request_def = schema.def_for_method(method, "Request").ok_or(format!("no request definition for `{method}`"))?;
+            let base = request_def.trim_end_matches("Request");
+            let response_def = format!("{base}ResultResponse");
+            if schema.has(&response_def) {
+                return schema.validate(&response_def, msg);
+            }
+            let result = msg.get("result").cloned().unwrap_or(Value::Null);
+            let result_def = format!("{base}Result");
+            if schema.has(&result_def) {
+                schema.validate(&result_def, &result)
+            } else if schema.has("EmptyResult") {
+                schema.validate("EmptyResult", &result)
+            } else {
+                schema.validate("Result", &result)
+            }
+        }
+    }
+}
+
+struct Schema {
+    root: Value,
+    container: &'static str,
+    dialect: &'static str,
+    validators: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
+}
+
+impl Schema {
+    fn get(rev: ProtocolVersion) -> &'static Schema {
+        static ALL: OnceLock<HashMap<ProtocolVersion, Schema>> = OnceLock::new();
+        &ALL.get_or_init(|| {
+            ProtocolVersion::ALL
+                .iter()
+                .map(|v| {
+                    let path = spec_dir().join(v.as_str()).join("schema.json");
+                    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                    let root: Value = serde_json::from_str(&text).unwrap();
+                    let (container, dialect) = if root.get("$defs").is_some() {
+                        ("$defs", "https://json-schema.org/draft/2020-12/schema")
+                    } else {
+                        ("definitions", "http://json-schema.org/draft-07/schema#")
+                    };
+                    (*v, Schema { root, container, dialect, validators: Mutex::new(HashMap::new()) })
+                })
+                .collect()
+        })[&rev]
+    }
+
+    fn defs(&self) -> &serde_json::Map<String, Value> {
+        self.root[self.container].as_object().unwrap()
+    }
+
+    fn has(&self, def: &str) -> bool {
+        self.defs().contains_key(def)
+    }
+
+    /// The definition named `…{suffix}` whose `method` is the constant `method`.
+    fn def_for_method(&self, method: &str, suffix: &str) -> Option<String> {
+        self.defs()
+            .iter()
+            .filter(|(name, _)| name.ends_with(suffix))
+            .find(|(_, def)| def.pointer("/properties/method/const").and_then(Value::as_str) == Some(method))
+            .map(|(name, _)| name.clone())
+    }
+
+    fn validate(&self, def: &str, instance: &Value) -> Result<(), String> {
+        let validator = {
+            let mut cache = self.validators.lock().unwrap();
+            cache
+                .entry(def.to_owned())
+                .or_insert_with(|| {
+                    let schema = json!({
+                        "$schema": self.dialect,
+                        "$ref": format!("#/{}/{def}", self.container),
+                        (self.container): self.root[self.container].clone(),
+                    });
+                    Arc::new(jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("schema for {def}: {e}")))
+                })
+                .clone()
+        };
+        let errors: Vec<String> =
+            validator.iter_errors(instance).take(3).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+        if errors.is_empty() { Ok(()) } else { Err(format!("not a valid {def}: {}", errors.join("; "))) }
+    }
+}
+
+/// `tests/fixtures/spec` at the repository root.
+pub fn spec_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/spec")
+}
