@@ -39,7 +39,8 @@ pub fn encode_response(id: &RequestId, result: &RawValue) -> Vec<u8> {
     out
 }
 
-/// `{"jsonrpc":"2.0","id":…|null,"error":{…}}`
+/// `{"jsonrpc":"2.0","id":…|null,"error":{…}}` — `null` when the request's id was unreadable,
+/// as JSON-RPC 2.0 (and MCP up to 2025-06-18) has it.
 pub fn encode_error(id: Option<&RequestId>, error: &ErrorObject) -> Vec<u8> {
     let mut out = Vec::with_capacity(96 + error.message.len());
     out.extend_from_slice(HEAD);
@@ -48,11 +49,24 @@ pub fn encode_error(id: Option<&RequestId>, error: &ErrorObject) -> Vec<u8> {
         Some(id) => id.write_json(&mut out),
         None => out.extend_from_slice(b"null"),
     }
+    write_error_tail(&mut out, error);
+    out
+}
+
+/// `{"jsonrpc":"2.0","error":{…}}` — MCP 2025-11-25 and later omit the id of an error about a
+/// request whose id could not be read (their schema allows no `null` id).
+pub fn encode_error_without_id(error: &ErrorObject) -> Vec<u8> {
+    let mut out = Vec::with_capacity(96 + error.message.len());
+    out.extend_from_slice(HEAD);
+    write_error_tail(&mut out, error);
+    out
+}
+
+fn write_error_tail(out: &mut Vec<u8>, error: &ErrorObject) {
     out.extend_from_slice(br#","error":"#);
     // An ErrorObject holds only strings, integers and JSON values: serializing cannot fail.
-    let _ = serde_json::to_writer(&mut out, error);
+    let _ = serde_json::to_writer(&mut *out, error);
     out.push(b'}');
-    out
 }
 
 fn write_method_params(out: &mut Vec<u8>, method: &str, params: Option<&RawValue>) {

@@ -14,7 +14,9 @@ mod id;
 mod message;
 
 pub use decode::{Decoded, Invalid, ParseError, Shape, decode, exceeds_depth};
-pub use encode::{encode_error, encode_notification, encode_request, encode_response};
+pub use encode::{
+    encode_error, encode_error_without_id, encode_notification, encode_request, encode_response,
+};
 pub use error::{ErrorObject, codes};
 pub use framing::{FrameEvent, LineReader};
 pub use id::RequestId;

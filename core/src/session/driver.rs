@@ -18,7 +18,7 @@ use crate::{
     Error,
     jsonrpc::{
         Decoded, ErrorObject, ErrorResponse, Invalid, Message, Notification, Request, RequestId,
-        Response, decode, encode_error, encode_response,
+        Response, decode, encode_error, encode_error_without_id, encode_response,
     },
     protocol::{
         CancelledNotificationParams, JsonObject, ProgressNotificationParams, ProtocolVersion, meta,
@@ -375,7 +375,13 @@ impl Session {
     }
 
     fn reply_error(&self, id: Option<RequestId>, error: ErrorObject, reply_to: &ReplyTo) {
-        let frame = encode_error(id.as_ref(), &error);
+        let frame = match (&id, self.protocol_version()) {
+            // Up to 2025-06-18 MCP defers to JSON-RPC 2.0: an unreadable id is answered as null.
+            (None, Some(v)) if v < ProtocolVersion::V2025_11_25 => encode_error(None, &error),
+            // From 2025-11-25 on (and before any handshake) the id is omitted instead.
+            (None, _) => encode_error_without_id(&error),
+            (Some(id), _) => encode_error(Some(id), &error),
+        };
         match id {
             Some(id) => self.deliver(frame, id, reply_to),
             None => match reply_to {

@@ -258,6 +258,13 @@ impl Session {
                 biased;
                 reply = &mut reply_rx => {
                     guard.disarm();
+                    // Progress sent just before the response may still be queued: deliver it
+                    // first, so a callback never misses the final steps.
+                    if let (Some(rx), Some(callback)) = (progress_rx.as_mut(), options.on_progress.as_mut()) {
+                        while let Ok(progress) = rx.try_recv() {
+                            callback(progress);
+                        }
+                    }
                     return reply.unwrap_or_else(|_| Err(self.closed_error()));
                 }
                 _ = cancel.cancelled() => {

@@ -50,6 +50,27 @@ fn object_schema(properties: Value, required: &[&str]) -> Value {
     json!({ "type": "object", "properties": properties, "required": required })
 }
 
+/// Pushes an event when dropped while armed (a handler future dropped by cancellation).
+pub struct DropRecorder(Option<(Probe, String)>);
+
+impl DropRecorder {
+    pub fn armed(probe: Probe, event: String) -> Self {
+        DropRecorder(Some((probe, event)))
+    }
+
+    pub fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for DropRecorder {
+    fn drop(&mut self) {
+        if let Some((probe, event)) = self.0.take() {
+            probe.push(event);
+        }
+    }
+}
+
 /// A server with the tools the protocol tests use.
 pub fn test_server(probe: &Probe) -> Server {
     test_server_with(Server::builder("test-server", "1.0.0").instructions("test instructions"), probe)
@@ -86,13 +107,12 @@ pub fn test_server_with(builder: oxmcp::server::ServerBuilder, probe: &Probe) ->
                 let p = p.clone();
                 async move {
                     let ms = args["ms"].as_u64().unwrap_or(0);
-                    tokio::select! {
-                        _ = tokio::time::sleep(Duration::from_millis(ms)) => Ok(CallToolResult::text(format!("slept {ms}"))),
-                        _ = ctx.cancelled() => {
-                            p.push(format!("cancelled:{}", ctx.id()));
-                            Err(ToolError::failed("cancelled"))
-                        }
-                    }
+                    // The engine drops this future when the request is cancelled; the guard
+                    // records that.
+                    let guard = DropRecorder::armed(p, format!("cancelled:{}", ctx.id()));
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    guard.disarm();
+                    Ok(CallToolResult::text(format!("slept {ms}")))
                 }
             },
         )
@@ -135,6 +155,24 @@ pub fn test_server_with(builder: oxmcp::server::ServerBuilder, probe: &Probe) ->
                     ctx.report_progress(i as f64, Some(steps as f64), Some(&format!("step {i}"))).await?;
                 }
                 Ok(CallToolResult::text("done"))
+            },
+        )
+        .unwrap();
+    server
+        .add_tool(
+            Tool::new(
+                "tick",
+                "Report progress every interval_ms, steps times",
+                object_schema(json!({"interval_ms": {"type": "integer"}, "steps": {"type": "integer"}}), &["interval_ms", "steps"]),
+            ),
+            |args: Value, ctx: oxmcp::session::RequestContext| async move {
+                let interval = Duration::from_millis(args["interval_ms"].as_u64().unwrap_or(0));
+                let steps = args["steps"].as_u64().unwrap_or(0);
+                for i in 1..=steps {
+                    tokio::time::sleep(interval).await;
+                    ctx.report_progress(i as f64, None, None).await?;
+                }
+                Ok(CallToolResult::text(format!("ticked {steps}")))
             },
         )
         .unwrap();
@@ -200,7 +238,8 @@ pub async fn pair(server: &Server, options: ClientOptions) -> Pair {
 pub async fn try_pair(server: &Server, options: ClientOptions) -> Result<Pair, (oxmcp::Error, Wire)> {
     let (a, b) = memory::pair();
     let wire = Wire::new();
-    let server_session = server.serve(tap(b.into_link(), wire.observer(Side::Server)));
+    // One tap, on the client's link, sees both directions exactly once.
+    let server_session = server.serve(b);
     match Client::connect(tap(a.into_link(), wire.observer(Side::Client)), options).await {
         Ok(client) => Ok(Pair { client, server_session, wire }),
         Err(e) => Err((e, wire)),
