@@ -70,7 +70,9 @@ pub enum Error {
 
 fn stderr_suffix(stderr: &Option<String>) -> String {
     match stderr {
-        Some(s) if !s.trim().is_empty() => format!("\n--- server stderr (tail) ---\n{}", s.trim_end()),
+        Some(s) if !s.trim().is_empty() => {
+            format!("\n--- server stderr (tail) ---\n{}", s.trim_end())
+        }
         _ => String::new(),
     }
 }
@@ -152,7 +154,10 @@ impl Error {
 
     /// A closed-connection error with a reason.
     pub fn closed(reason: impl Into<String>) -> Self {
-        Error::ConnectionClosed { reason: reason.into(), stderr: None }
+        Error::ConnectionClosed {
+            reason: reason.into(),
+            stderr: None,
+        }
     }
 }
 

@@ -22,13 +22,23 @@ async fn dropping_a_call_cancels_it_on_the_server() {
     assert!(dropped.is_err(), "the call must still be pending");
     probe.wait_for("token fired").await;
     probe.wait_for("dropped").await;
-    let cancels: Vec<Value> =
-        pair.wire.sent_by(Side::Client).into_iter().filter(|m| m["method"] == "notifications/cancelled").collect();
+    let cancels: Vec<Value> = pair
+        .wire
+        .sent_by(Side::Client)
+        .into_iter()
+        .filter(|m| m["method"] == "notifications/cancelled")
+        .collect();
     assert_eq!(cancels.len(), 1, "{cancels:?}");
     assert!(cancels[0]["params"]["requestId"].is_i64());
     // The server sent no response for the cancelled request.
     let id = cancels[0]["params"]["requestId"].clone();
-    assert!(!pair.wire.sent_by(Side::Server).iter().any(|m| m["id"] == id));
+    assert!(
+        !pair
+            .wire
+            .sent_by(Side::Server)
+            .iter()
+            .any(|m| m["id"] == id)
+    );
     assert_eq!(pair.server_session.in_flight(), 0);
     pair.finish().await;
 }
@@ -43,7 +53,13 @@ async fn a_cancellation_token_cancels_a_call() {
     let call = tokio::spawn({
         let token = token.clone();
         async move {
-            client.call_tool_with("wait_for_cancel", json!({}), RequestOptions::default().cancel_with(token)).await
+            client
+                .call_tool_with(
+                    "wait_for_cancel",
+                    json!({}),
+                    RequestOptions::default().cancel_with(token),
+                )
+                .await
         }
     });
     probe.wait_for("started").await;
@@ -53,7 +69,14 @@ async fn a_cancellation_token_cancels_a_call() {
     probe.wait_for("token fired").await;
     assert_eq!(pair.client.session().pending(), 0);
     // The session stays usable.
-    assert_eq!(pair.client.call_tool("echo", json!({"text": "after"})).await.unwrap().text_content(), "after");
+    assert_eq!(
+        pair.client
+            .call_tool("echo", json!({"text": "after"}))
+            .await
+            .unwrap()
+            .text_content(),
+        "after"
+    );
     pair.finish().await;
 }
 
@@ -91,10 +114,17 @@ async fn bogus_cancels_are_ignored() {
         json!("not an object"),
         json!({"requestId": null}),
     ] {
-        peer.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":params})).await;
+        peer.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":params}))
+            .await;
     }
     // Nothing is answered, and the session works.
-    let r = peer.request(json!(1), "tools/call", json!({"name":"echo","arguments":{"text":"ok"}})).await;
+    let r = peer
+        .request(
+            json!(1),
+            "tools/call",
+            json!({"name":"echo","arguments":{"text":"ok"}}),
+        )
+        .await;
     assert_eq!(r["result"]["content"][0]["text"], "ok");
     peer.wire.assert_valid();
 }
@@ -107,7 +137,8 @@ async fn initialize_cannot_be_cancelled() {
     peer.send(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
         "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}))
         .await;
-    peer.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0}})).await;
+    peer.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0}}))
+        .await;
     let r = peer.response().await;
     assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
     peer.wire.assert_valid();
@@ -122,12 +153,23 @@ async fn closing_the_client_fails_pending_calls_and_cancels_server_handlers() {
     let call = tokio::spawn(async move { client.call_tool("wait_for_cancel", json!({})).await });
     probe.wait_for("started").await;
     pair.client.close().await;
-    let result = tokio::time::timeout(Duration::from_secs(5), call).await.unwrap().unwrap();
-    assert!(matches!(result, Err(Error::ConnectionClosed { .. })), "{result:?}");
-    tokio::time::timeout(Duration::from_secs(5), pair.server_session.closed()).await.unwrap();
+    let result = tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(result, Err(Error::ConnectionClosed { .. })),
+        "{result:?}"
+    );
+    tokio::time::timeout(Duration::from_secs(5), pair.server_session.closed())
+        .await
+        .unwrap();
     probe.wait_for("dropped").await;
     // A call on a closed client fails at once.
     let again = pair.client.call_tool("echo", json!({"text": "x"})).await;
-    assert!(matches!(again, Err(Error::ConnectionClosed { .. })), "{again:?}");
+    assert!(
+        matches!(again, Err(Error::ConnectionClosed { .. })),
+        "{again:?}"
+    );
     pair.wire.assert_valid();
 }

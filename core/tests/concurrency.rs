@@ -17,7 +17,10 @@ async fn a_thousand_concurrent_calls_resolve_exactly_once() {
     let calls = (0..1000).map(|i| {
         let client = pair.client.clone();
         async move {
-            let r = client.call_tool("echo", json!({"text": format!("call-{i}")})).await.unwrap();
+            let r = client
+                .call_tool("echo", json!({"text": format!("call-{i}")}))
+                .await
+                .unwrap();
             (i, r.text_content())
         }
     });
@@ -27,7 +30,12 @@ async fn a_thousand_concurrent_calls_resolve_exactly_once() {
         assert_eq!(text, &format!("call-{i}"));
     }
     // Exactly one response per request on the wire, no id answered twice.
-    let responses: Vec<Value> = pair.wire.sent_by(Side::Server).into_iter().filter(|m| m.get("result").is_some()).collect();
+    let responses: Vec<Value> = pair
+        .wire
+        .sent_by(Side::Server)
+        .into_iter()
+        .filter(|m| m.get("result").is_some())
+        .collect();
     let ids: HashSet<String> = responses.iter().map(|m| m["id"].to_string()).collect();
     assert_eq!(ids.len(), responses.len(), "an id was answered twice");
     assert_eq!(responses.len(), 1000 + 1, "1000 calls + the discover probe");
@@ -54,7 +62,11 @@ async fn a_thousand_concurrent_raw_requests_with_mixed_id_types() {
     for _ in 0..1000 {
         let r = peer.response().await;
         let id = r["id"].clone();
-        assert_eq!(r["result"]["content"][0]["text"], id.to_string(), "answer routed to the wrong id");
+        assert_eq!(
+            r["result"]["content"][0]["text"],
+            id.to_string(),
+            "answer routed to the wrong id"
+        );
         assert!(seen.insert(id.to_string()), "{id} answered twice");
     }
     assert!(peer.recv_within(Duration::from_millis(100)).await.is_none());
@@ -73,9 +85,16 @@ async fn a_slow_handler_does_not_delay_fast_ones() {
     // While the slow call runs, 200 fast calls complete; the slow one is still pending after.
     let fast = join_all((0..200).map(|i| {
         let client = pair.client.clone();
-        async move { client.call_tool("echo", json!({"text": i.to_string()})).await.unwrap() }
+        async move {
+            client
+                .call_tool("echo", json!({"text": i.to_string()}))
+                .await
+                .unwrap()
+        }
     }));
-    let done = tokio::time::timeout(Duration::from_secs(4), fast).await.expect("fast calls are not blocked");
+    let done = tokio::time::timeout(Duration::from_secs(4), fast)
+        .await
+        .expect("fast calls are not blocked");
     assert_eq!(done.len(), 200);
     assert!(!slow.is_finished(), "the slow call should still be running");
     assert_eq!(pair.server_session.in_flight(), 1);
@@ -88,15 +107,22 @@ async fn server_to_client_requests_run_concurrently_too() {
     // The engine is symmetric: the server side can have many requests in flight to the client.
     let probe = Probe::default();
     let server = test_server(&probe);
-    let pair = pair(&server, client_options().protocol(oxmcp::client::ProtocolMode::Handshake(
-        oxmcp::ProtocolVersion::V2025_11_25,
-    )))
+    let pair = pair(
+        &server,
+        client_options().protocol(oxmcp::client::ProtocolMode::Handshake(
+            oxmcp::ProtocolVersion::V2025_11_25,
+        )),
+    )
     .await;
     let pings = join_all((0..300).map(|_| {
         let s = pair.server_session.clone();
         async move { s.request("ping", None, Default::default()).await }
     }))
     .await;
-    assert!(pings.iter().all(|p| p.as_ref().is_ok_and(|v| v == &json!({}))));
+    assert!(
+        pings
+            .iter()
+            .all(|p| p.as_ref().is_ok_and(|v| v == &json!({})))
+    );
     pair.finish().await;
 }

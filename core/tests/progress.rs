@@ -11,7 +11,11 @@ use serde_json::{Value, json};
 
 #[tokio::test]
 async fn progress_reaches_the_callback_in_order() {
-    for mode in [None, Some(oxmcp::ProtocolVersion::V2025_11_25), Some(oxmcp::ProtocolVersion::V2024_11_05)] {
+    for mode in [
+        None,
+        Some(oxmcp::ProtocolVersion::V2025_11_25),
+        Some(oxmcp::ProtocolVersion::V2024_11_05),
+    ] {
         let probe = Probe::default();
         let server = test_server(&probe);
         let options = match mode {
@@ -24,7 +28,11 @@ async fn progress_reaches_the_callback_in_order() {
         let options = RequestOptions::default().on_progress(move |p| {
             sink.lock().unwrap().push((p.progress, p.total, p.message));
         });
-        let r = pair.client.call_tool_with("progress", json!({"steps": 4}), options).await.unwrap();
+        let r = pair
+            .client
+            .call_tool_with("progress", json!({"steps": 4}), options)
+            .await
+            .unwrap();
         assert_eq!(r.text_content(), "done");
         let seen = seen.lock().unwrap().clone();
         assert_eq!(seen.len(), 4, "{seen:?}");
@@ -43,16 +51,30 @@ async fn no_token_means_no_progress_notifications() {
     let server = test_server(&probe);
     let (mut peer, _session) = RawPeer::connect(&server);
     peer.initialize("2025-11-25").await;
-    let r = peer.request(json!(1), "tools/call", json!({"name":"progress","arguments":{"steps":3}})).await;
+    let r = peer
+        .request(
+            json!(1),
+            "tools/call",
+            json!({"name":"progress","arguments":{"steps":3}}),
+        )
+        .await;
     assert_eq!(r["result"]["content"][0]["text"], "done");
     assert!(peer.notifications.is_empty(), "{:?}", peer.notifications);
     // With a token, the notifications carry it.
     let r = peer
-        .request(json!(2), "tools/call", json!({"name":"progress","arguments":{"steps":2},"_meta":{"progressToken":"tok"}}))
+        .request(
+            json!(2),
+            "tools/call",
+            json!({"name":"progress","arguments":{"steps":2},"_meta":{"progressToken":"tok"}}),
+        )
         .await;
     assert_eq!(r["id"], 2);
     assert_eq!(peer.notifications.len(), 2);
-    assert!(peer.notifications.iter().all(|n| n["params"]["progressToken"] == "tok"));
+    assert!(
+        peer.notifications
+            .iter()
+            .all(|n| n["params"]["progressToken"] == "tok")
+    );
     peer.wire.assert_valid();
 }
 
@@ -63,11 +85,21 @@ async fn stray_progress_is_ignored_by_the_client() {
     let pair = pair(&server, client_options()).await;
     // Progress for a token nobody owns, and a malformed one: both dropped quietly.
     pair.server_session
-        .notify("notifications/progress", Some(json!({"progressToken": 424242, "progress": 1})))
+        .notify(
+            "notifications/progress",
+            Some(json!({"progressToken": 424242, "progress": 1})),
+        )
         .await
         .unwrap();
-    pair.server_session.notify("notifications/progress", Some(json!({"progress": "x"}))).await.unwrap();
-    let r = pair.client.call_tool("echo", json!({"text": "still fine"})).await.unwrap();
+    pair.server_session
+        .notify("notifications/progress", Some(json!({"progress": "x"})))
+        .await
+        .unwrap();
+    let r = pair
+        .client
+        .call_tool("echo", json!({"text": "still fine"}))
+        .await
+        .unwrap();
     assert_eq!(r.text_content(), "still fine");
     let _: Value = json!(null);
     pair.client.close().await;

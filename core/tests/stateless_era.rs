@@ -19,13 +19,18 @@ async fn discover_describes_the_server() {
     let probe = Probe::default();
     let server = test_server(&probe);
     let (mut peer, _s) = RawPeer::connect(&server);
-    let r = peer.request(json!(1), "server/discover", with_meta(json!({}))).await;
+    let r = peer
+        .request(json!(1), "server/discover", with_meta(json!({})))
+        .await;
     let result = &r["result"];
     assert_eq!(result["resultType"], "complete");
     assert_eq!(result["supportedVersions"][0], "2026-07-28");
     assert_eq!(result["capabilities"]["tools"]["listChanged"], true);
     assert_eq!(result["instructions"], "test instructions");
-    assert_eq!(result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "test-server");
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "test-server"
+    );
     assert!(result["ttlMs"].is_u64() && result["cacheScope"].is_string());
     peer.wire.assert_valid();
 }
@@ -35,14 +40,25 @@ async fn requests_work_without_any_handshake() {
     let probe = Probe::default();
     let server = test_server(&probe);
     let (mut peer, session) = RawPeer::connect(&server);
-    let r = peer.request(json!(1), "tools/list", with_meta(json!({}))).await;
+    let r = peer
+        .request(json!(1), "tools/list", with_meta(json!({})))
+        .await;
     assert_eq!(r["result"]["resultType"], "complete");
     assert_eq!(r["result"]["ttlMs"], 0);
     assert_eq!(r["result"]["cacheScope"], "private");
-    let r = peer.request(json!(2), "tools/call", with_meta(json!({"name": "echo", "arguments": {"text": "x"}}))).await;
+    let r = peer
+        .request(
+            json!(2),
+            "tools/call",
+            with_meta(json!({"name": "echo", "arguments": {"text": "x"}})),
+        )
+        .await;
     assert_eq!(r["result"]["content"][0]["text"], "x");
     assert_eq!(r["result"]["resultType"], "complete");
-    assert_eq!(r["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["version"], "1.0.0");
+    assert_eq!(
+        r["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["version"],
+        "1.0.0"
+    );
     // Nothing about the connection changed.
     assert_eq!(session.protocol_version(), None);
     peer.wire.assert_valid();
@@ -53,9 +69,16 @@ async fn removed_methods_are_not_found() {
     let probe = Probe::default();
     let server = test_server(&probe);
     let (mut peer, _s) = RawPeer::connect(&server);
-    for (i, method) in ["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "no/such"]
-        .iter()
-        .enumerate()
+    for (i, method) in [
+        "initialize",
+        "ping",
+        "logging/setLevel",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "no/such",
+    ]
+    .iter()
+    .enumerate()
     {
         let r = peer.request(json!(i), method, with_meta(json!({}))).await;
         assert_eq!(r["id"], i, "{method}");
@@ -81,8 +104,12 @@ async fn malformed_meta_gets_invalid_params() {
     }
     // clientInfo is optional.
     let mut meta = stateless_meta();
-    meta.as_object_mut().unwrap().remove("io.modelcontextprotocol/clientInfo");
-    let r = peer.request(json!(9), "tools/list", json!({"_meta": meta})).await;
+    meta.as_object_mut()
+        .unwrap()
+        .remove("io.modelcontextprotocol/clientInfo");
+    let r = peer
+        .request(json!(9), "tools/list", json!({"_meta": meta}))
+        .await;
     assert!(r["result"]["tools"].is_array(), "{r}");
     peer.wire.assert_valid();
 }
@@ -94,7 +121,9 @@ async fn a_handshake_version_in_meta_without_initialize_is_unsupported() {
     let (mut peer, _s) = RawPeer::connect(&server);
     let mut meta = stateless_meta();
     meta["io.modelcontextprotocol/protocolVersion"] = json!("2025-11-25");
-    let r = peer.request(json!(1), "tools/list", json!({"_meta": meta})).await;
+    let r = peer
+        .request(json!(1), "tools/list", json!({"_meta": meta}))
+        .await;
     assert_eq!(r["error"]["code"], -32022);
     assert_eq!(r["error"]["data"]["requested"], "2025-11-25");
     peer.wire.assert_valid();
@@ -106,14 +135,35 @@ async fn one_connection_serves_both_eras() {
     let server = test_server(&probe);
     let (mut peer, session) = RawPeer::connect(&server);
     peer.initialize("2025-03-26").await;
-    let legacy = peer.request(json!(1), "tools/call", json!({"name": "echo", "arguments": {"text": "old"}})).await;
+    let legacy = peer
+        .request(
+            json!(1),
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "old"}}),
+        )
+        .await;
     assert!(legacy["result"].get("resultType").is_none(), "{legacy}");
-    let modern = peer.request(json!(2), "tools/call", with_meta(json!({"name": "echo", "arguments": {"text": "new"}}))).await;
+    let modern = peer
+        .request(
+            json!(2),
+            "tools/call",
+            with_meta(json!({"name": "echo", "arguments": {"text": "new"}})),
+        )
+        .await;
     assert_eq!(modern["result"]["resultType"], "complete");
     // The handshake-era ping still works, the stateless one does not exist.
-    assert_eq!(peer.request(json!(3), "ping", Value::Null).await["result"], json!({}));
-    assert_eq!(peer.request(json!(4), "ping", with_meta(json!({}))).await["error"]["code"], -32601);
-    assert_eq!(session.protocol_version(), Some(oxmcp::ProtocolVersion::V2025_03_26));
+    assert_eq!(
+        peer.request(json!(3), "ping", Value::Null).await["result"],
+        json!({})
+    );
+    assert_eq!(
+        peer.request(json!(4), "ping", with_meta(json!({}))).await["error"]["code"],
+        -32601
+    );
+    assert_eq!(
+        session.protocol_version(),
+        Some(oxmcp::ProtocolVersion::V2025_03_26)
+    );
     peer.wire.assert_valid();
 }
 
@@ -121,14 +171,21 @@ async fn one_connection_serves_both_eras() {
 async fn a_modern_only_server_explains_itself_to_legacy_clients() {
     let probe = Probe::default();
     let server = test_server_with(
-        oxmcp::server::Server::builder("modern-only", "1").protocol_versions([oxmcp::ProtocolVersion::V2026_07_28]),
+        oxmcp::server::Server::builder("modern-only", "1")
+            .protocol_versions([oxmcp::ProtocolVersion::V2026_07_28]),
         &probe,
     );
     let (mut peer, _s) = RawPeer::connect(&server);
     let r = peer
         .request(json!(1), "initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}))
         .await;
-    assert!(r["error"]["message"].as_str().unwrap().contains("2026-07-28"), "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("2026-07-28"),
+        "{r}"
+    );
     assert_eq!(r["error"]["data"]["supported"], json!(["2026-07-28"]));
     peer.wire.assert_valid();
 }

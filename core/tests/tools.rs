@@ -20,7 +20,9 @@ use oxmcp::{
 use serde_json::{Value, json};
 
 fn modes() -> Vec<ProtocolMode> {
-    let mut m: Vec<ProtocolMode> = ProtocolVersion::handshake_versions().map(ProtocolMode::Handshake).collect();
+    let mut m: Vec<ProtocolMode> = ProtocolVersion::handshake_versions()
+        .map(ProtocolMode::Handshake)
+        .collect();
     m.push(ProtocolMode::Auto);
     m
 }
@@ -48,7 +50,12 @@ async fn a_bad_cursor_is_invalid_params() {
     let probe = Probe::default();
     let server = test_server_with(Server::builder("paged", "1").page_size(2), &probe);
     let pair = pair(&server, client_options()).await;
-    for cursor in ["nonsense", "", "dG9vbHMvbGlzdDo5OTk5", "cHJvbXB0cy9saXN0OjI"] {
+    for cursor in [
+        "nonsense",
+        "",
+        "dG9vbHMvbGlzdDo5OTk5",
+        "cHJvbXB0cy9saXN0OjI",
+    ] {
         let e = pair.client.list_tools(Some(cursor)).await.unwrap_err();
         assert_eq!(e.code(), Some(codes::INVALID_PARAMS), "{cursor}: {e}");
     }
@@ -61,13 +68,24 @@ async fn calls_return_text_structured_and_image_content() {
         let probe = Probe::default();
         let server = test_server(&probe);
         let pair = pair(&server, client_options().protocol(mode.clone())).await;
-        let r = pair.client.call_tool("echo", json!({"text": "hi"})).await.unwrap();
+        let r = pair
+            .client
+            .call_tool("echo", json!({"text": "hi"}))
+            .await
+            .unwrap();
         assert!(!r.is_error());
         assert_eq!(r.text_content(), "hi");
-        let r = pair.client.call_tool("add", json!({"a": 2, "b": 3.5})).await.unwrap();
+        let r = pair
+            .client
+            .call_tool("add", json!({"a": 2, "b": 3.5}))
+            .await
+            .unwrap();
         assert_eq!(r.structured_content, Some(json!({"sum": 5.5})));
         // Structured output also arrives as text for clients that cannot read it.
-        assert_eq!(serde_json::from_str::<Value>(&r.text_content()).unwrap(), json!({"sum": 5.5}));
+        assert_eq!(
+            serde_json::from_str::<Value>(&r.text_content()).unwrap(),
+            json!({"sum": 5.5})
+        );
         let r = pair.client.call_tool("image", json!({})).await.unwrap();
         assert_eq!(r.content[0].kind(), "image");
         pair.finish().await;
@@ -87,9 +105,16 @@ async fn invalid_arguments_are_a_tool_result_the_model_can_read() {
         let r = pair.client.call_tool("echo", args.clone()).await.unwrap();
         assert!(r.is_error(), "{args}");
         let text = r.text_content();
-        assert!(text.contains("Invalid arguments for tool `echo`") && text.contains(needle), "{text}");
+        assert!(
+            text.contains("Invalid arguments for tool `echo`") && text.contains(needle),
+            "{text}"
+        );
     }
-    let e = pair.client.call_tool("echo", json!("a string")).await.unwrap_err();
+    let e = pair
+        .client
+        .call_tool("echo", json!("a string"))
+        .await
+        .unwrap_err();
     assert!(matches!(e, Error::InvalidArgument(_)));
     pair.finish().await;
 }
@@ -99,7 +124,11 @@ async fn an_unknown_tool_is_a_protocol_error() {
     let probe = Probe::default();
     let server = test_server(&probe);
     let pair = pair(&server, client_options()).await;
-    let e = pair.client.call_tool("no_such_tool", json!({})).await.unwrap_err();
+    let e = pair
+        .client
+        .call_tool("no_such_tool", json!({}))
+        .await
+        .unwrap_err();
     assert_eq!(e.code(), Some(codes::INVALID_PARAMS));
     assert!(e.to_string().contains("no_such_tool"));
     pair.finish().await;
@@ -113,9 +142,17 @@ async fn tool_failures_and_bad_output_are_error_results() {
     let r = pair.client.call_tool("fail", json!({})).await.unwrap();
     assert!(r.is_error());
     assert_eq!(r.text_content(), "boom: the tool failed");
-    let r = pair.client.call_tool("bad_output", json!({})).await.unwrap();
+    let r = pair
+        .client
+        .call_tool("bad_output", json!({}))
+        .await
+        .unwrap();
     assert!(r.is_error());
-    assert!(r.text_content().contains("does not match its outputSchema"), "{}", r.text_content());
+    assert!(
+        r.text_content().contains("does not match its outputSchema"),
+        "{}",
+        r.text_content()
+    );
     pair.finish().await;
 }
 
@@ -126,7 +163,14 @@ async fn a_panicking_handler_fails_only_its_call() {
     let pair = pair(&server, client_options()).await;
     let e = pair.client.call_tool("panic", json!({})).await.unwrap_err();
     assert_eq!(e.code(), Some(codes::INTERNAL_ERROR));
-    assert_eq!(pair.client.call_tool("echo", json!({"text": "alive"})).await.unwrap().text_content(), "alive");
+    assert_eq!(
+        pair.client
+            .call_tool("echo", json!({"text": "alive"}))
+            .await
+            .unwrap()
+            .text_content(),
+        "alive"
+    );
     pair.finish().await;
 }
 
@@ -141,19 +185,26 @@ async fn runtime_registration_notifies_initialized_clients() {
         .on_notification(move |method, _| sink.lock().unwrap().push(method.to_owned()));
     let pair = pair(&server, options).await;
     server
-        .add_tool(Tool::new("late", "Added at runtime", json!({"type": "object"})), |_a: Value, _c| async move {
-            Ok(CallToolResult::text("late"))
-        })
+        .add_tool(
+            Tool::new("late", "Added at runtime", json!({"type": "object"})),
+            |_a: Value, _c| async move { Ok(CallToolResult::text("late")) },
+        )
         .unwrap();
     assert!(server.remove_tool("late"));
-    assert!(!server.remove_tool("late"), "removing twice reports nothing removed");
+    assert!(
+        !server.remove_tool("late"),
+        "removing twice reports nothing removed"
+    );
     for _ in 0..100 {
         if seen.lock().unwrap().len() >= 2 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert_eq!(*seen.lock().unwrap(), vec!["notifications/tools/list_changed"; 2]);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec!["notifications/tools/list_changed"; 2]
+    );
     pair.finish().await;
 }
 
@@ -162,15 +213,31 @@ async fn invalid_registrations_are_refused() {
     let server = Server::builder("s", "1").build();
     let handler = |_a: Value, _c| async move { Ok(CallToolResult::text("x")) };
     for name in ["", "has space", "ünïcode", &"x".repeat(129)] {
-        let e = server.add_tool(Tool::new(name, "d", json!({"type": "object"})), handler).unwrap_err();
+        let e = server
+            .add_tool(Tool::new(name, "d", json!({"type": "object"})), handler)
+            .unwrap_err();
         assert!(matches!(e, Error::InvalidArgument(_)), "{name}: {e}");
     }
     let e = server
-        .add_tool(Tool::new("bad_schema", "d", json!({"type": "object", "properties": {"a": {"type": 5}}})), handler)
+        .add_tool(
+            Tool::new(
+                "bad_schema",
+                "d",
+                json!({"type": "object", "properties": {"a": {"type": 5}}}),
+            ),
+            handler,
+        )
         .unwrap_err();
     assert!(matches!(e, Error::InvalidSchema(_)), "{e}");
     let e = server
-        .add_tool(Tool::new("net_ref", "d", json!({"$ref": "https://example.com/schema.json"})), handler)
+        .add_tool(
+            Tool::new(
+                "net_ref",
+                "d",
+                json!({"$ref": "https://example.com/schema.json"}),
+            ),
+            handler,
+        )
         .unwrap_err();
     assert!(matches!(e, Error::InvalidSchema(_)), "{e}");
     assert!(server.tools().is_empty());
@@ -187,16 +254,28 @@ async fn json_schema_2020_12_keywords_are_kept_and_enforced() {
         "additionalProperties": false
     });
     server
-        .add_tool(Tool::new("json_schema_2020_12_tool", "d", schema.clone()), |_a: Value, _c| async move {
-            Ok(CallToolResult::text("ok"))
-        })
+        .add_tool(
+            Tool::new("json_schema_2020_12_tool", "d", schema.clone()),
+            |_a: Value, _c| async move { Ok(CallToolResult::text("ok")) },
+        )
         .unwrap();
     let pair = pair(&server, client_options()).await;
     let listed = pair.client.list_all_tools().await.unwrap();
     assert_eq!(Value::Object(listed[0].input_schema.clone()), schema);
-    let ok = pair.client.call_tool("json_schema_2020_12_tool", json!({"home": {"street": "Main"}})).await.unwrap();
+    let ok = pair
+        .client
+        .call_tool(
+            "json_schema_2020_12_tool",
+            json!({"home": {"street": "Main"}}),
+        )
+        .await
+        .unwrap();
     assert!(!ok.is_error());
-    let bad = pair.client.call_tool("json_schema_2020_12_tool", json!({"home": {}, "extra": 1})).await.unwrap();
+    let bad = pair
+        .client
+        .call_tool("json_schema_2020_12_tool", json!({"home": {}, "extra": 1}))
+        .await
+        .unwrap();
     assert!(bad.is_error(), "{}", bad.text_content());
     pair.finish().await;
 }

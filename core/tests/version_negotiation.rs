@@ -10,7 +10,7 @@ use oxmcp::{
     Error, ProtocolVersion,
     client::{Client, ProtocolMode},
     server::Server,
-    transport::{Inbound, Outbound, OutFrame, Route, Transport, memory},
+    transport::{Inbound, OutFrame, Outbound, Route, Transport, memory},
 };
 use serde_json::{Value, json};
 
@@ -19,12 +19,23 @@ async fn each_handshake_revision_negotiates_and_calls_a_tool() {
     for version in ProtocolVersion::handshake_versions() {
         let probe = Probe::default();
         let server = test_server(&probe);
-        let pair = pair(&server, client_options().protocol(ProtocolMode::Handshake(version))).await;
+        let pair = pair(
+            &server,
+            client_options().protocol(ProtocolMode::Handshake(version)),
+        )
+        .await;
         assert_eq!(pair.client.protocol_version(), version);
         assert_eq!(pair.server_session.protocol_version(), Some(version));
         assert_eq!(pair.client.server().info.name, "test-server");
-        assert_eq!(pair.client.server().instructions.as_deref(), Some("test instructions"));
-        let r = pair.client.call_tool("echo", json!({"text": version.as_str()})).await.unwrap();
+        assert_eq!(
+            pair.client.server().instructions.as_deref(),
+            Some("test instructions")
+        );
+        let r = pair
+            .client
+            .call_tool("echo", json!({"text": version.as_str()}))
+            .await
+            .unwrap();
         assert_eq!(r.text_content(), version.as_str());
         pair.client.ping().await.unwrap();
         pair.finish().await;
@@ -40,12 +51,17 @@ async fn the_stateless_revision_is_found_by_the_probe() {
     assert_eq!(pair.client.server().info.name, "test-server");
     // No handshake happened: the server session holds no state.
     assert_eq!(pair.server_session.protocol_version(), None);
-    let r = pair.client.call_tool("echo", json!({"text": "modern"})).await.unwrap();
+    let r = pair
+        .client
+        .call_tool("echo", json!({"text": "modern"}))
+        .await
+        .unwrap();
     assert_eq!(r.text_content(), "modern");
     // Every request carried the stateless _meta.
     let sent = pair.wire.sent_by(Side::Client);
     assert!(sent.iter().filter(|m| m.get("id").is_some()).all(|m| {
-        m.pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion") == Some(&json!("2026-07-28"))
+        m.pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
+            == Some(&json!("2026-07-28"))
     }));
     assert!(!sent.iter().any(|m| m["method"] == "initialize"));
     pair.finish().await;
@@ -55,7 +71,11 @@ async fn the_stateless_revision_is_found_by_the_probe() {
 async fn stateless_mode_without_fallback() {
     let probe = Probe::default();
     let server = test_server(&probe);
-    let pair = pair(&server, client_options().protocol(ProtocolMode::Stateless(ProtocolVersion::V2026_07_28))).await;
+    let pair = pair(
+        &server,
+        client_options().protocol(ProtocolMode::Stateless(ProtocolVersion::V2026_07_28)),
+    )
+    .await;
     assert!(pair.client.protocol_version().is_stateless());
     pair.client.ping().await.unwrap();
     pair.finish().await;
@@ -89,12 +109,22 @@ async fn unknown_requested_version_is_answered_with_the_newest_supported() {
 #[tokio::test]
 async fn client_refuses_a_version_it_does_not_accept() {
     let probe = Probe::default();
-    let server = test_server_with(Server::builder("old", "1").protocol_versions([ProtocolVersion::V2024_11_05]), &probe);
-    let mut options = client_options().protocol(ProtocolMode::Handshake(ProtocolVersion::V2025_11_25));
+    let server = test_server_with(
+        Server::builder("old", "1").protocol_versions([ProtocolVersion::V2024_11_05]),
+        &probe,
+    );
+    let mut options =
+        client_options().protocol(ProtocolMode::Handshake(ProtocolVersion::V2025_11_25));
     options.accepted_versions = vec![ProtocolVersion::V2025_11_25];
-    let (error, wire) = try_pair(&server, options).await.err().expect("connect fails");
+    let (error, wire) = try_pair(&server, options)
+        .await
+        .err()
+        .expect("connect fails");
     match error {
-        Error::UnsupportedProtocolVersion { requested, supported } => {
+        Error::UnsupportedProtocolVersion {
+            requested,
+            supported,
+        } => {
             assert_eq!(requested, "2024-11-05");
             assert_eq!(supported, vec!["2025-11-25".to_owned()]);
         }
@@ -110,43 +140,76 @@ async fn stateless_request_with_an_unknown_version_gets_32022() {
     let (mut peer, _session) = RawPeer::connect(&server);
     let mut meta = stateless_meta();
     meta["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
-    let r = peer.request(json!(1), "tools/list", json!({"_meta": meta})).await;
+    let r = peer
+        .request(json!(1), "tools/list", json!({"_meta": meta}))
+        .await;
     assert_eq!(r["id"], 1);
     assert_eq!(r["error"]["code"], -32022);
     assert_eq!(r["error"]["data"]["requested"], "2099-01-01");
-    let supported: Vec<String> = serde_json::from_value(r["error"]["data"]["supported"].clone()).unwrap();
-    assert_eq!(supported, vec!["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]);
+    let supported: Vec<String> =
+        serde_json::from_value(r["error"]["data"]["supported"].clone()).unwrap();
+    assert_eq!(
+        supported,
+        vec![
+            "2026-07-28",
+            "2025-11-25",
+            "2025-06-18",
+            "2025-03-26",
+            "2024-11-05"
+        ]
+    );
     peer.wire.assert_valid();
 }
 
 #[tokio::test]
 async fn stateless_client_gets_a_typed_error_from_a_server_without_the_revision() {
     let probe = Probe::default();
-    let server = test_server_with(Server::builder("legacy", "1").protocol_versions([ProtocolVersion::V2025_11_25]), &probe);
-    let error = try_pair(&server, client_options().protocol(ProtocolMode::Stateless(ProtocolVersion::V2026_07_28)))
-        .await
-        .err()
-        .expect("connect fails")
-        .0;
-    assert!(matches!(error, Error::UnsupportedProtocolVersion { .. }), "{error:?}");
+    let server = test_server_with(
+        Server::builder("legacy", "1").protocol_versions([ProtocolVersion::V2025_11_25]),
+        &probe,
+    );
+    let error = try_pair(
+        &server,
+        client_options().protocol(ProtocolMode::Stateless(ProtocolVersion::V2026_07_28)),
+    )
+    .await
+    .err()
+    .expect("connect fails")
+    .0;
+    assert!(
+        matches!(error, Error::UnsupportedProtocolVersion { .. }),
+        "{error:?}"
+    );
 }
 
 /// A legacy peer written by hand: answers `server/discover` with "method not found" (or not at
 /// all), and otherwise speaks 2025-03-26.
 async fn legacy_peer(link: oxmcp::transport::Link, silent_on_discover: bool) {
-    let oxmcp::transport::Link { mut inbound, outbound } = link;
+    let oxmcp::transport::Link {
+        mut inbound,
+        outbound,
+    } = link;
     while let Some(Inbound::Frame(bytes)) = inbound.recv().await {
         let msg: Value = serde_json::from_slice(&bytes).unwrap();
-        let Some(id) = msg.get("id").cloned() else { continue };
+        let Some(id) = msg.get("id").cloned() else {
+            continue;
+        };
         let reply = match msg["method"].as_str() {
             Some("server/discover") if silent_on_discover => continue,
-            Some("server/discover") => json!({"jsonrpc":"2.0","id":id,"error":{"code":-32601,"message":"Method not found"}}),
+            Some("server/discover") => {
+                json!({"jsonrpc":"2.0","id":id,"error":{"code":-32601,"message":"Method not found"}})
+            }
             Some("initialize") => json!({"jsonrpc":"2.0","id":id,"result":{
                 "protocolVersion":"2025-03-26","capabilities":{"tools":{}},"serverInfo":{"name":"legacy","version":"0.1"}}}),
             Some("tools/list") => json!({"jsonrpc":"2.0","id":id,"result":{"tools":[]}}),
-            _ => json!({"jsonrpc":"2.0","id":id,"error":{"code":-32601,"message":"Method not found"}}),
+            _ => {
+                json!({"jsonrpc":"2.0","id":id,"error":{"code":-32601,"message":"Method not found"}})
+            }
         };
-        let frame = OutFrame { bytes: reply.to_string().into_bytes(), route: Route::Unrelated };
+        let frame = OutFrame {
+            bytes: reply.to_string().into_bytes(),
+            route: Route::Unrelated,
+        };
         if outbound.send(Outbound::Frame(frame)).await.is_err() {
             break;
         }
@@ -199,9 +262,21 @@ async fn malformed_initialize_params_name_the_field() {
     let probe = Probe::default();
     let server = test_server(&probe);
     let (mut peer, _session) = RawPeer::connect(&server);
-    let r = peer.request(json!(1), "initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}})).await;
+    let r = peer
+        .request(
+            json!(1),
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}}),
+        )
+        .await;
     assert_eq!(r["error"]["code"], -32602);
-    assert!(r["error"]["message"].as_str().unwrap().contains("clientInfo"), "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("clientInfo"),
+        "{r}"
+    );
     // The session is still usable.
     let r = peer.initialize("2025-11-25").await;
     assert_eq!(r["protocolVersion"], "2025-11-25");
@@ -216,6 +291,11 @@ async fn requests_before_initialize_are_refused_with_a_hint() {
     let r = peer.request(json!("a"), "tools/list", Value::Null).await;
     assert_eq!(r["id"], "a");
     assert_eq!(r["error"]["code"], -32602);
-    assert!(r["error"]["message"].as_str().unwrap().contains("initialize"));
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("initialize")
+    );
     peer.wire.assert_valid();
 }

@@ -23,16 +23,30 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     println!("$ {}", command.display());
 
-    let client = Client::connect_child(command, ClientOptions::new("weather-client", env!("CARGO_PKG_VERSION"))).await?;
+    let client = Client::connect_child(
+        command,
+        ClientOptions::new("weather-client", env!("CARGO_PKG_VERSION")),
+    )
+    .await?;
     let server = client.server();
     println!("\n== handshake");
     println!("protocol version: {}", server.protocol_version);
     println!(
         "era:              {}",
-        if server.protocol_version.is_stateless() { "stateless (server/discover)" } else { "handshake (initialize)" }
+        if server.protocol_version.is_stateless() {
+            "stateless (server/discover)"
+        } else {
+            "handshake (initialize)"
+        }
     );
-    println!("server:           {} {}", server.info.name, server.info.version);
-    println!("capabilities:     {}", serde_json::to_string(&server.capabilities)?);
+    println!(
+        "server:           {} {}",
+        server.info.name, server.info.version
+    );
+    println!(
+        "capabilities:     {}",
+        serde_json::to_string(&server.capabilities)?
+    );
     if let Some(instructions) = &server.instructions {
         println!("instructions:     {instructions}");
     }
@@ -40,20 +54,33 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("\n== tools/list");
     let tools = client.list_all_tools().await?;
     for tool in &tools {
-        println!("- {}: {}", tool.name, tool.description.as_deref().unwrap_or(""));
-        println!("  inputSchema: {}", serde_json::to_string(&tool.input_schema)?);
+        println!(
+            "- {}: {}",
+            tool.name,
+            tool.description.as_deref().unwrap_or("")
+        );
+        println!(
+            "  inputSchema: {}",
+            serde_json::to_string(&tool.input_schema)?
+        );
     }
 
     println!("\n== tools/call get_weather {{\"city\": \"Oslo\"}}");
-    let result = client.call_tool("get_weather", json!({"city": "Oslo"})).await?;
+    let result = client
+        .call_tool("get_weather", json!({"city": "Oslo"}))
+        .await?;
     println!("isError: {}", result.is_error());
     println!("text: {}", result.text_content());
     if let Some(structured) = &result.structured_content {
         println!("structuredContent: {structured}");
     }
 
-    println!("\n== tools/call get_weather {{\"city\": \"Atlantis\"}} (a tool failure, not a protocol error)");
-    let result = client.call_tool("get_weather", json!({"city": "Atlantis"})).await?;
+    println!(
+        "\n== tools/call get_weather {{\"city\": \"Atlantis\"}} (a tool failure, not a protocol error)"
+    );
+    let result = client
+        .call_tool("get_weather", json!({"city": "Atlantis"}))
+        .await?;
     println!("isError: {}", result.is_error());
     println!("text: {}", result.text_content());
 

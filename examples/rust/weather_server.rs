@@ -23,7 +23,9 @@ const OBSERVATIONS: &[(&str, f64, &str, u32, u32)] = &[
 ];
 
 fn lookup(city: &str) -> Option<&'static (&'static str, f64, &'static str, u32, u32)> {
-    OBSERVATIONS.iter().find(|(name, ..)| name.eq_ignore_ascii_case(city.trim()))
+    OBSERVATIONS
+        .iter()
+        .find(|(name, ..)| name.eq_ignore_ascii_case(city.trim()))
 }
 
 fn get_weather(args: &Value) -> Result<CallToolResult, ToolError> {

@@ -20,13 +20,19 @@ impl ClientDispatch {
 }
 
 impl Dispatch for ClientDispatch {
-    fn request(&self, request: IncomingRequest, _ctx: RequestContext) -> BoxFuture<'static, HandlerResult> {
+    fn request(
+        &self,
+        request: IncomingRequest,
+        _ctx: RequestContext,
+    ) -> BoxFuture<'static, HandlerResult> {
         Box::pin(async move { Err(ErrorObject::method_not_found(&request.method)) })
     }
 
     fn notification(&self, notification: Notification, _session: &Session) {
         if let Some(callback) = &self.on_notification {
-            let params = notification.params.and_then(|p| serde_json::from_str::<Value>(p.get()).ok());
+            let params = notification
+                .params
+                .and_then(|p| serde_json::from_str::<Value>(p.get()).ok());
             callback(&notification.method, params);
         }
     }

@@ -28,9 +28,9 @@ use crate::{
     Error, Result,
     jsonrpc::codes,
     protocol::{
-        CallToolResult, ClientCapabilities, DiscoverResult, Implementation, InitializeRequestParams,
-        InitializeResult, JsonObject, ListToolsResult, ProtocolVersion, ServerCapabilities, Tool,
-        meta, methods,
+        CallToolResult, ClientCapabilities, DiscoverResult, Implementation,
+        InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult, ProtocolVersion,
+        ServerCapabilities, Tool, meta, methods,
     },
     session::{Phase, RequestOptions, Role, Session, SessionConfig},
     transport::{
@@ -104,7 +104,10 @@ impl ClientOptions {
     }
 
     /// Sets the notification callback.
-    pub fn on_notification(mut self, callback: impl Fn(&str, Option<Value>) + Send + Sync + 'static) -> Self {
+    pub fn on_notification(
+        mut self,
+        callback: impl Fn(&str, Option<Value>) + Send + Sync + 'static,
+    ) -> Self {
         self.on_notification = Some(Arc::new(callback));
         self
     }
@@ -140,7 +143,9 @@ pub struct Client {
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Client").field("server", &self.inner.details).finish_non_exhaustive()
+        f.debug_struct("Client")
+            .field("server", &self.inner.details)
+            .finish_non_exhaustive()
     }
 }
 
@@ -160,7 +165,9 @@ impl Drop for Inner {
 impl Client {
     /// Connects over `transport`: probes the era, handshakes if needed.
     pub async fn connect(transport: impl Transport, options: ClientOptions) -> Result<Client> {
-        let dispatch = Arc::new(dispatch::ClientDispatch::new(options.on_notification.clone()));
+        let dispatch = Arc::new(dispatch::ClientDispatch::new(
+            options.on_notification.clone(),
+        ));
         let session = Session::start(transport, Role::Client, dispatch, options.session.clone());
         match negotiate(&session, &options).await {
             Ok(details) => {
@@ -168,7 +175,13 @@ impl Client {
                     .protocol_version
                     .is_stateless()
                     .then(|| stateless_meta(&options, details.protocol_version));
-                Ok(Client { inner: Arc::new(Inner { session, details, stateless_meta }) })
+                Ok(Client {
+                    inner: Arc::new(Inner {
+                        session,
+                        details,
+                        stateless_meta,
+                    }),
+                })
             }
             Err(e) => {
                 session.close().await;
@@ -205,7 +218,12 @@ impl Client {
 
     /// Sends any request, adding the stateless `_meta` when the era needs it, and returns
     /// the result as JSON.
-    pub async fn request(&self, method: &str, params: Option<Value>, options: RequestOptions) -> Result<Value> {
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: RequestOptions,
+    ) -> Result<Value> {
         let params = match &self.inner.stateless_meta {
             Some(m) => Some(merge_meta(params, m)?),
             None => params,
@@ -224,20 +242,28 @@ impl Client {
         options: RequestOptions,
     ) -> Result<T> {
         let value = self.request(method, params, options).await?;
-        serde_json::from_value(value).map_err(|e| Error::Protocol(format!("invalid `{method}` result: {e}")))
+        serde_json::from_value(value)
+            .map_err(|e| Error::Protocol(format!("invalid `{method}` result: {e}")))
     }
 
     /// Checks the server is alive: `ping` in the handshake era, `server/discover` in the
     /// stateless era (which has no ping).
     pub async fn ping(&self) -> Result<()> {
-        let method = if self.inner.stateless_meta.is_some() { methods::DISCOVER } else { methods::PING };
-        self.request(method, None, RequestOptions::default()).await.map(|_| ())
+        let method = if self.inner.stateless_meta.is_some() {
+            methods::DISCOVER
+        } else {
+            methods::PING
+        };
+        self.request(method, None, RequestOptions::default())
+            .await
+            .map(|_| ())
     }
 
     /// One page of `tools/list`.
     pub async fn list_tools(&self, cursor: Option<&str>) -> Result<ListToolsResult> {
         let params = cursor.map(|c| json!({ "cursor": c }));
-        self.request_typed(methods::TOOLS_LIST, params, RequestOptions::default()).await
+        self.request_typed(methods::TOOLS_LIST, params, RequestOptions::default())
+            .await
     }
 
     /// Every tool, following cursors (refusing a server whose cursors loop).
@@ -252,7 +278,9 @@ impl Client {
                 None => return Ok(tools),
                 Some(next) => {
                     if !seen.insert(next.clone()) {
-                        return Err(Error::Protocol(format!("tools/list returned cursor `{next}` twice")));
+                        return Err(Error::Protocol(format!(
+                            "tools/list returned cursor `{next}` twice"
+                        )));
                     }
                     cursor = Some(next);
                 }
@@ -262,7 +290,8 @@ impl Client {
 
     /// Calls a tool with default options (60 s timeout, reset by progress).
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult> {
-        self.call_tool_with(name, arguments, RequestOptions::default()).await
+        self.call_tool_with(name, arguments, RequestOptions::default())
+            .await
     }
 
     /// Calls a tool. A progress token is always attached, so a server that reports progress
@@ -277,10 +306,15 @@ impl Client {
         match arguments {
             Value::Null => {}
             Value::Object(_) => params["arguments"] = arguments,
-            _ => return Err(Error::InvalidArgument("tool arguments must be a JSON object".into())),
+            _ => {
+                return Err(Error::InvalidArgument(
+                    "tool arguments must be a JSON object".into(),
+                ));
+            }
         }
         options.request_progress = true;
-        self.request_typed(methods::TOOLS_CALL, Some(params), options).await
+        self.request_typed(methods::TOOLS_CALL, Some(params), options)
+            .await
     }
 
     /// Sends a notification (with no stateless `_meta`: notifications carry none).
@@ -292,7 +326,10 @@ impl Client {
 fn stateless_meta(options: &ClientOptions, version: ProtocolVersion) -> JsonObject {
     let mut m = JsonObject::new();
     m.insert(meta::PROTOCOL_VERSION.into(), json!(version.as_str()));
-    m.insert(meta::CLIENT_CAPABILITIES.into(), json!(options.capabilities));
+    m.insert(
+        meta::CLIENT_CAPABILITIES.into(),
+        json!(options.capabilities),
+    );
     m.insert(meta::CLIENT_INFO.into(), json!(options.info));
     m
 }
@@ -301,11 +338,15 @@ fn stateless_meta(options: &ClientOptions, version: ProtocolVersion) -> JsonObje
 fn merge_meta(params: Option<Value>, extra: &JsonObject) -> Result<Value> {
     let mut params = params.unwrap_or_else(|| json!({}));
     let Value::Object(map) = &mut params else {
-        return Err(Error::InvalidArgument("request params must be a JSON object".into()));
+        return Err(Error::InvalidArgument(
+            "request params must be a JSON object".into(),
+        ));
     };
     let meta = map.entry("_meta").or_insert_with(|| json!({}));
     let Value::Object(meta) = meta else {
-        return Err(Error::InvalidArgument("`_meta` must be a JSON object".into()));
+        return Err(Error::InvalidArgument(
+            "`_meta` must be a JSON object".into(),
+        ));
     };
     for (k, v) in extra {
         meta.entry(k.clone()).or_insert_with(|| v.clone());
@@ -320,23 +361,29 @@ fn check_result_type(method: &str, value: &Value) -> Result<()> {
         Some("input_required") => Err(Error::Protocol(format!(
             "`{method}` asked for more input (input_required), which this client does not handle"
         ))),
-        Some(other) => Err(Error::Protocol(format!("`{method}` returned unknown resultType `{other}`"))),
+        Some(other) => Err(Error::Protocol(format!(
+            "`{method}` returned unknown resultType `{other}`"
+        ))),
     }
 }
 
 async fn negotiate(session: &Session, options: &ClientOptions) -> Result<ServerDetails> {
     match &options.protocol {
         ProtocolMode::Handshake(v) => initialize(session, options, *v).await,
-        ProtocolMode::Stateless(v) => discover(session, options, *v, options.session.request_timeout)
-            .await?
-            .ok_or_else(|| Error::UnsupportedProtocolVersion {
-                requested: v.as_str().into(),
-                supported: Vec::new(),
-            }),
+        ProtocolMode::Stateless(v) => {
+            discover(session, options, *v, options.session.request_timeout)
+                .await?
+                .ok_or_else(|| Error::UnsupportedProtocolVersion {
+                    requested: v.as_str().into(),
+                    supported: Vec::new(),
+                })
+        }
         ProtocolMode::Auto => {
-            let ours = ProtocolVersion::ALL.iter().rev().copied().find(|v| {
-                v.is_stateless() && options.accepted_versions.contains(v)
-            });
+            let ours = ProtocolVersion::ALL
+                .iter()
+                .rev()
+                .copied()
+                .find(|v| v.is_stateless() && options.accepted_versions.contains(v));
             let Some(modern) = ours else {
                 return initialize(session, options, newest_handshake(options)?).await;
             };
@@ -358,9 +405,17 @@ fn is_stateless_error(code: i64) -> bool {
 }
 
 fn newest_handshake(options: &ClientOptions) -> Result<ProtocolVersion> {
-    options.accepted_versions.iter().rev().copied().find(|v| v.uses_handshake()).ok_or_else(|| {
-        Error::InvalidArgument("no handshake-era protocol version is accepted by this client".into())
-    })
+    options
+        .accepted_versions
+        .iter()
+        .rev()
+        .copied()
+        .find(|v| v.uses_handshake())
+        .ok_or_else(|| {
+            Error::InvalidArgument(
+                "no handshake-era protocol version is accepted by this client".into(),
+            )
+        })
 }
 
 /// `server/discover` with `version`; on `UnsupportedProtocolVersion`, once more with the best
@@ -375,14 +430,27 @@ async fn discover(
     let mut version = version;
     for attempt in 0..2 {
         let params = json!({ "_meta": stateless_meta(options, version) });
-        let reply = session.request(methods::DISCOVER, Some(params), RequestOptions::with_timeout(timeout)).await;
+        let reply = session
+            .request(
+                methods::DISCOVER,
+                Some(params),
+                RequestOptions::with_timeout(timeout),
+            )
+            .await;
         match reply {
             Ok(value) => {
-                let result: DiscoverResult = serde_json::from_value(value)
-                    .map_err(|e| Error::Protocol(format!("invalid `server/discover` result: {e}")))?;
-                let listed = |v: &ProtocolVersion| result.supported_versions.iter().any(|s| s == v.as_str());
+                let result: DiscoverResult = serde_json::from_value(value).map_err(|e| {
+                    Error::Protocol(format!("invalid `server/discover` result: {e}"))
+                })?;
+                let listed =
+                    |v: &ProtocolVersion| result.supported_versions.iter().any(|s| s == v.as_str());
                 if !listed(&version) {
-                    let better = options.accepted_versions.iter().rev().copied().find(|v| v.is_stateless() && listed(v));
+                    let better = options
+                        .accepted_versions
+                        .iter()
+                        .rev()
+                        .copied()
+                        .find(|v| v.is_stateless() && listed(v));
                     match better {
                         Some(v) if attempt == 0 => {
                             version = v;
@@ -418,16 +486,18 @@ async fn discover(
                     .and_then(|d| d.get("supported"))
                     .and_then(|s| serde_json::from_value(s.clone()).ok())
                     .unwrap_or_default();
-                let better = options
-                    .accepted_versions
-                    .iter()
-                    .rev()
-                    .copied()
-                    .find(|v| v.is_stateless() && *v != version && supported.iter().any(|s| s == v.as_str()));
+                let better = options.accepted_versions.iter().rev().copied().find(|v| {
+                    v.is_stateless() && *v != version && supported.iter().any(|s| s == v.as_str())
+                });
                 match better {
                     Some(v) if attempt == 0 => version = v,
                     _ if options.protocol == ProtocolMode::Auto => return Ok(None),
-                    _ => return Err(Error::UnsupportedProtocolVersion { requested: version.as_str().into(), supported }),
+                    _ => {
+                        return Err(Error::UnsupportedProtocolVersion {
+                            requested: version.as_str().into(),
+                            supported,
+                        });
+                    }
                 }
             }
             Err(e) => return Err(e),
@@ -436,7 +506,11 @@ async fn discover(
     Ok(None)
 }
 
-async fn initialize(session: &Session, options: &ClientOptions, requested: ProtocolVersion) -> Result<ServerDetails> {
+async fn initialize(
+    session: &Session,
+    options: &ClientOptions,
+    requested: ProtocolVersion,
+) -> Result<ServerDetails> {
     let params = InitializeRequestParams {
         protocol_version: requested.as_str().to_owned(),
         capabilities: options.capabilities.clone(),
@@ -444,11 +518,14 @@ async fn initialize(session: &Session, options: &ClientOptions, requested: Proto
         meta: None,
         extra: Default::default(),
     };
-    let params = serde_json::to_value(&params).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+    let params =
+        serde_json::to_value(&params).map_err(|e| Error::InvalidArgument(e.to_string()))?;
     session.update_state(|s| s.phase = Phase::Initializing);
-    let value = session.request(methods::INITIALIZE, Some(params), RequestOptions::default()).await?;
-    let result: InitializeResult =
-        serde_json::from_value(value).map_err(|e| Error::Protocol(format!("invalid `initialize` result: {e}")))?;
+    let value = session
+        .request(methods::INITIALIZE, Some(params), RequestOptions::default())
+        .await?;
+    let result: InitializeResult = serde_json::from_value(value)
+        .map_err(|e| Error::Protocol(format!("invalid `initialize` result: {e}")))?;
     let version = ProtocolVersion::parse(&result.protocol_version)
         .filter(|v| v.uses_handshake() && options.accepted_versions.contains(v))
         .ok_or_else(|| Error::UnsupportedProtocolVersion {

@@ -8,7 +8,9 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{ErrorObject, ErrorResponse, Limits, Message, Notification, Request, RequestId, Response};
+use super::{
+    ErrorObject, ErrorResponse, Limits, Message, Notification, Request, RequestId, Response,
+};
 
 /// Bytes that are not JSON at all (or nest deeper than allowed). Never answered on stdio.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -85,10 +87,15 @@ pub enum Decoded {
 /// Decodes one frame, applying `limits` before parsing.
 pub fn decode(bytes: &[u8], limits: &Limits) -> Result<Decoded, ParseError> {
     if bytes.len() > limits.max_message_bytes {
-        return Err(ParseError::TooLarge { len: bytes.len(), limit: limits.max_message_bytes });
+        return Err(ParseError::TooLarge {
+            len: bytes.len(),
+            limit: limits.max_message_bytes,
+        });
     }
     if exceeds_depth(bytes, limits.max_depth) {
-        return Err(ParseError::TooDeep { limit: limits.max_depth });
+        return Err(ParseError::TooDeep {
+            limit: limits.max_depth,
+        });
     }
     let first = bytes.iter().copied().find(|b| !b.is_ascii_whitespace());
     match first {
@@ -98,7 +105,9 @@ pub fn decode(bytes: &[u8], limits: &Limits) -> Result<Decoded, ParseError> {
             if items.is_empty() {
                 return Ok(Decoded::Single(Err(unknown(None, "empty batch"))));
             }
-            Ok(Decoded::Batch(items.into_iter().map(classify_raw).collect()))
+            Ok(Decoded::Batch(
+                items.into_iter().map(classify_raw).collect(),
+            ))
         }
         Some(b'{') => match serde_json::from_slice::<Envelope<'_>>(bytes) {
             Ok(env) => Ok(Decoded::Single(classify(env))),
@@ -115,7 +124,10 @@ pub fn decode(bytes: &[u8], limits: &Limits) -> Result<Decoded, ParseError> {
         _ => {
             serde_json::from_slice::<serde::de::IgnoredAny>(bytes)
                 .map_err(|e| ParseError::Syntax(e.to_string()))?;
-            Ok(Decoded::Single(Err(unknown(None, "a JSON-RPC message must be an object"))))
+            Ok(Decoded::Single(Err(unknown(
+                None,
+                "a JSON-RPC message must be an object",
+            ))))
         }
     }
 }
@@ -193,7 +205,12 @@ fn classify_raw(raw: &RawValue) -> Result<Message, Invalid> {
 }
 
 fn unknown(id: Option<RequestId>, reason: &str) -> Invalid {
-    Invalid { shape: Shape::Unknown, id, method: None, reason: format!("Invalid request: {reason}") }
+    Invalid {
+        shape: Shape::Unknown,
+        id,
+        method: None,
+        reason: format!("Invalid request: {reason}"),
+    }
 }
 
 fn classify(env: Envelope<'_>) -> Result<Message, Invalid> {
@@ -204,7 +221,11 @@ fn classify(env: Envelope<'_>) -> Result<Message, Invalid> {
     let readable_id = id.as_ref().and_then(|r| r.as_ref().ok().cloned());
 
     if let Some(method_raw) = env.method {
-        let shape = if env.id.is_some() { Shape::Request } else { Shape::Notification };
+        let shape = if env.id.is_some() {
+            Shape::Request
+        } else {
+            Shape::Notification
+        };
         let method: String = match serde_json::from_str(method_raw.get()) {
             Ok(m) => m,
             Err(_) => {
@@ -252,7 +273,10 @@ fn classify(env: Envelope<'_>) -> Result<Message, Invalid> {
         return match (env.result, env.error) {
             (Some(_), Some(_)) => Err(fail("both `result` and `error` are present".into())),
             (Some(result), None) => match id {
-                Some(Ok(id)) => Ok(Message::Response(Response { id, result: result.to_owned() })),
+                Some(Ok(id)) => Ok(Message::Response(Response {
+                    id,
+                    result: result.to_owned(),
+                })),
                 Some(Err(why)) => Err(fail(why)),
                 None => Err(fail("a result must carry an `id`".into())),
             },
@@ -318,7 +342,9 @@ mod tests {
     fn ids_keep_their_json_type() {
         let a = one(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).unwrap();
         let b = one(r#"{"jsonrpc":"2.0","id":"1","method":"ping"}"#).unwrap();
-        let (Message::Request(a), Message::Request(b)) = (a, b) else { panic!() };
+        let (Message::Request(a), Message::Request(b)) = (a, b) else {
+            panic!()
+        };
         assert_ne!(a.id, b.id);
         assert_eq!(a.id, RequestId::Number(1));
         assert_eq!(b.id, RequestId::String("1".into()));
@@ -337,7 +363,11 @@ mod tests {
     fn errors_name_method_and_field() {
         let e = one(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":3}"#).unwrap_err();
         assert_eq!(e.id, Some(RequestId::Number(7)));
-        assert!(e.reason.contains("tools/call") && e.reason.contains("params"), "{}", e.reason);
+        assert!(
+            e.reason.contains("tools/call") && e.reason.contains("params"),
+            "{}",
+            e.reason
+        );
     }
 
     #[test]
@@ -359,16 +389,34 @@ mod tests {
 
     #[test]
     fn strings_do_not_count_as_nesting() {
-        let s = format!(r#"{{"jsonrpc":"2.0","method":"x","params":{{"a":"{}"}}}}"#, "[".repeat(500));
+        let s = format!(
+            r#"{{"jsonrpc":"2.0","method":"x","params":{{"a":"{}"}}}}"#,
+            "[".repeat(500)
+        );
         assert!(one(&s).is_ok());
     }
 
     #[test]
     fn json_rpc_spec_vectors() {
-        assert!(matches!(decode(b"[]", &Limits::SERVER), Ok(Decoded::Single(Err(_)))));
-        let Ok(Decoded::Batch(items)) = decode(b"[1,2,3]", &Limits::SERVER) else { panic!() };
+        assert!(matches!(
+            decode(b"[]", &Limits::SERVER),
+            Ok(Decoded::Single(Err(_)))
+        ));
+        let Ok(Decoded::Batch(items)) = decode(b"[1,2,3]", &Limits::SERVER) else {
+            panic!()
+        };
         assert_eq!(items.len(), 3);
-        assert!(items.iter().all(|i| i.as_ref().is_err_and(|e| e.needs_reply())));
-        assert!(decode(br#"{"jsonrpc":"2.0","method":"foobar,"params":"bar","baz]"#, &Limits::SERVER).is_err());
+        assert!(
+            items
+                .iter()
+                .all(|i| i.as_ref().is_err_and(|e| e.needs_reply()))
+        );
+        assert!(
+            decode(
+                br#"{"jsonrpc":"2.0","method":"foobar,"params":"bar","baz]"#,
+                &Limits::SERVER
+            )
+            .is_err()
+        );
     }
 }

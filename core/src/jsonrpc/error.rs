@@ -44,7 +44,11 @@ pub struct ErrorObject {
 impl ErrorObject {
     /// An error with a code and message and no data.
     pub fn new(code: i64, message: impl Into<String>) -> Self {
-        ErrorObject { code, message: message.into(), data: None }
+        ErrorObject {
+            code,
+            message: message.into(),
+            data: None,
+        }
     }
 
     /// Attaches structured data.
@@ -60,7 +64,10 @@ impl ErrorObject {
 
     /// `-32601 Method not found`, naming the method.
     pub fn method_not_found(method: &str) -> Self {
-        Self::new(codes::METHOD_NOT_FOUND, format!("Method not found: {method}"))
+        Self::new(
+            codes::METHOD_NOT_FOUND,
+            format!("Method not found: {method}"),
+        )
     }
 
     /// `-32602 Invalid params`.

@@ -117,7 +117,9 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     /// At end of stream: a last line without a newline still counts.
     fn finish(&mut self) -> Option<FrameEvent> {
         if let Some(dropped) = self.discarding.take() {
-            return Some(FrameEvent::Oversized { len: dropped + self.buf.len() });
+            return Some(FrameEvent::Oversized {
+                len: dropped + self.buf.len(),
+            });
         }
         let line = self.buf.split();
         self.scanned = 0;
@@ -154,14 +156,20 @@ mod tests {
 
     #[tokio::test]
     async fn splits_lines_and_strips_crlf() {
-        assert_eq!(frames(b"a\r\nb\n\n  \nc", 10).await, vec![frame("a"), frame("b"), frame("c")]);
+        assert_eq!(
+            frames(b"a\r\nb\n\n  \nc", 10).await,
+            vec![frame("a"), frame("b"), frame("c")]
+        );
     }
 
     #[tokio::test]
     async fn oversized_line_is_skipped_and_the_next_one_read() {
         let mut input = vec![b'x'; 100];
         input.extend_from_slice(b"\nok\n");
-        assert_eq!(frames(&input, 10).await, vec![FrameEvent::Oversized { len: 100 }, frame("ok")]);
+        assert_eq!(
+            frames(&input, 10).await,
+            vec![FrameEvent::Oversized { len: 100 }, frame("ok")]
+        );
     }
 
     #[tokio::test]
@@ -175,7 +183,10 @@ mod tests {
             w.write_all(b"\n{}\n").await.unwrap();
         });
         let mut reader = LineReader::new(r, 4096);
-        assert_eq!(reader.next().await.unwrap(), Some(FrameEvent::Oversized { len: 100_000 }));
+        assert_eq!(
+            reader.next().await.unwrap(),
+            Some(FrameEvent::Oversized { len: 100_000 })
+        );
         assert!(reader.buf.capacity() < 2 << 20);
         assert_eq!(reader.next().await.unwrap(), Some(frame("{}")));
         writer.await.unwrap();

@@ -97,7 +97,9 @@ impl<'de> Deserialize<'de> for RequestId {
                     .map_err(|_| E::custom("request id does not fit in a 64-bit integer"))
             }
             fn visit_f64<E: de::Error>(self, _: f64) -> Result<RequestId, E> {
-                Err(E::custom("request id must be an integer or a string, not a fraction"))
+                Err(E::custom(
+                    "request id must be an integer or a string, not a fraction",
+                ))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<RequestId, E> {
                 Ok(RequestId::String(v.into()))

@@ -33,9 +33,15 @@ pub struct Limits {
 
 impl Limits {
     /// Server-side defaults: 4 MiB per message, 128 levels of nesting.
-    pub const SERVER: Limits = Limits { max_message_bytes: 4 << 20, max_depth: 128 };
+    pub const SERVER: Limits = Limits {
+        max_message_bytes: 4 << 20,
+        max_depth: 128,
+    };
     /// Client-side defaults: 16 MiB per message (tool results can be large), 128 levels.
-    pub const CLIENT: Limits = Limits { max_message_bytes: 16 << 20, max_depth: 128 };
+    pub const CLIENT: Limits = Limits {
+        max_message_bytes: 16 << 20,
+        max_depth: 128,
+    };
 }
 
 impl Default for Limits {

@@ -135,7 +135,10 @@ pub enum ContentBlock {
 impl ContentBlock {
     /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
-        ContentBlock::Text(TextContent { text: text.into(), ..Default::default() })
+        ContentBlock::Text(TextContent {
+            text: text.into(),
+            ..Default::default()
+        })
     }
 
     /// An image block from base64 data.
@@ -179,8 +182,13 @@ impl ContentBlock {
 
 impl Serialize for ContentBlock {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        fn tagged<S: Serializer, T: Serialize>(s: S, tag: &str, body: &T) -> Result<S::Ok, S::Error> {
-            let Value::Object(fields) = serde_json::to_value(body).map_err(serde::ser::Error::custom)?
+        fn tagged<S: Serializer, T: Serialize>(
+            s: S,
+            tag: &str,
+            body: &T,
+        ) -> Result<S::Ok, S::Error> {
+            let Value::Object(fields) =
+                serde_json::to_value(body).map_err(serde::ser::Error::custom)?
             else {
                 return Err(serde::ser::Error::custom("content block must be an object"));
             };
@@ -209,7 +217,11 @@ impl<'de> Deserialize<'de> for ContentBlock {
         let mut obj = JsonObject::deserialize(d)?;
         let kind = match obj.get("type") {
             Some(Value::String(s)) => s.clone(),
-            _ => return Err(serde::de::Error::custom("content block without a string `type`")),
+            _ => {
+                return Err(serde::de::Error::custom(
+                    "content block without a string `type`",
+                ));
+            }
         };
         fn body<T: serde::de::DeserializeOwned, E: serde::de::Error>(
             mut obj: JsonObject,
@@ -256,7 +268,8 @@ mod tests {
 
     #[test]
     fn malformed_known_kinds_name_the_kind() {
-        let e = serde_json::from_value::<ContentBlock>(json!({"type":"image","data":1})).unwrap_err();
+        let e =
+            serde_json::from_value::<ContentBlock>(json!({"type":"image","data":1})).unwrap_err();
         assert!(e.to_string().contains("image"), "{e}");
     }
 }

@@ -22,7 +22,11 @@ pub struct Implementation {
 impl Implementation {
     /// An implementation with a name and version.
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
-        Implementation { name: name.into(), version: version.into(), ..Default::default() }
+        Implementation {
+            name: name.into(),
+            version: version.into(),
+            ..Default::default()
+        }
     }
 }
 
@@ -30,7 +34,11 @@ impl Implementation {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ListChangedCapability {
     /// Whether `list_changed` notifications are sent.
-    #[serde(rename = "listChanged", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "listChanged",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub list_changed: Option<bool>,
     /// Unknown members.
     #[serde(flatten)]
@@ -44,7 +52,11 @@ pub struct ResourcesCapability {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subscribe: Option<bool>,
     /// Whether `notifications/resources/list_changed` is sent.
-    #[serde(rename = "listChanged", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "listChanged",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub list_changed: Option<bool>,
     /// Unknown members.
     #[serde(flatten)]
@@ -55,7 +67,11 @@ pub struct ResourcesCapability {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RootsCapability {
     /// Whether `notifications/roots/list_changed` is sent.
-    #[serde(rename = "listChanged", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "listChanged",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub list_changed: Option<bool>,
     /// Unknown members.
     #[serde(flatten)]

@@ -12,16 +12,32 @@ pub struct ToolAnnotations {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// The tool does not modify its environment.
-    #[serde(rename = "readOnlyHint", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "readOnlyHint",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub read_only_hint: Option<bool>,
     /// The tool may perform destructive updates.
-    #[serde(rename = "destructiveHint", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "destructiveHint",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub destructive_hint: Option<bool>,
     /// Repeating a call with the same arguments has no further effect.
-    #[serde(rename = "idempotentHint", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "idempotentHint",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub idempotent_hint: Option<bool>,
     /// The tool interacts with an open world of external entities.
-    #[serde(rename = "openWorldHint", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "openWorldHint",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub open_world_hint: Option<bool>,
     /// Unknown members.
     #[serde(flatten)]
@@ -43,7 +59,11 @@ pub struct Tool {
     #[serde(rename = "inputSchema")]
     pub input_schema: JsonObject,
     /// JSON Schema of `structuredContent` (2025-06-18+).
-    #[serde(rename = "outputSchema", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "outputSchema",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub output_schema: Option<JsonObject>,
     /// Behaviour hints.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -61,7 +81,11 @@ pub struct Tool {
 
 impl Tool {
     /// A tool with a name, description and input schema.
-    pub fn new(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+    ) -> Self {
         let input_schema = match input_schema {
             Value::Object(o) => o,
             _ => JsonObject::new(),
@@ -106,7 +130,11 @@ pub struct ListToolsResult {
     /// This page of tools.
     pub tools: Vec<Tool>,
     /// Cursor for the next page, if any.
-    #[serde(rename = "nextCursor", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "nextCursor",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub next_cursor: Option<String>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -138,7 +166,11 @@ pub struct CallToolResult {
     /// Unstructured content.
     pub content: Vec<ContentBlock>,
     /// Structured content matching the tool's `outputSchema` (2025-06-18+).
-    #[serde(rename = "structuredContent", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "structuredContent",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub structured_content: Option<Value>,
     /// Whether the tool failed.
     #[serde(rename = "isError", default, skip_serializing_if = "Option::is_none")]
@@ -154,7 +186,10 @@ pub struct CallToolResult {
 impl CallToolResult {
     /// A successful result with one text block.
     pub fn text(text: impl Into<String>) -> Self {
-        CallToolResult { content: vec![ContentBlock::text(text)], ..Default::default() }
+        CallToolResult {
+            content: vec![ContentBlock::text(text)],
+            ..Default::default()
+        }
     }
 
     /// A failed result with one text block explaining why.
@@ -182,6 +217,10 @@ impl CallToolResult {
 
     /// All text blocks joined by newlines.
     pub fn text_content(&self) -> String {
-        self.content.iter().filter_map(ContentBlock::as_text).collect::<Vec<_>>().join("\n")
+        self.content
+            .iter()
+            .filter_map(ContentBlock::as_text)
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }

@@ -77,7 +77,10 @@ impl ProtocolVersion {
 
     /// The handshake-era revisions, newest first (the order a server prefers them in).
     pub fn handshake_versions() -> impl Iterator<Item = ProtocolVersion> {
-        ProtocolVersion::ALL.into_iter().rev().filter(|v| v.uses_handshake())
+        ProtocolVersion::ALL
+            .into_iter()
+            .rev()
+            .filter(|v| v.uses_handshake())
     }
 }
 
@@ -92,7 +95,10 @@ impl FromStr for ProtocolVersion {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         ProtocolVersion::parse(s).ok_or_else(|| crate::Error::UnsupportedProtocolVersion {
             requested: s.to_owned(),
-            supported: ProtocolVersion::ALL.iter().map(|v| v.as_str().to_owned()).collect(),
+            supported: ProtocolVersion::ALL
+                .iter()
+                .map(|v| v.as_str().to_owned())
+                .collect(),
         })
     }
 }

@@ -45,7 +45,9 @@ impl SchemaValidator {
                 options = options.with_draft(draft);
             }
         }
-        let validator = options.build(schema).map_err(|e| Error::InvalidSchema(e.to_string()))?;
+        let validator = options
+            .build(schema)
+            .map_err(|e| Error::InvalidSchema(e.to_string()))?;
         Ok(SchemaValidator { validator })
     }
 
@@ -61,7 +63,11 @@ impl SchemaValidator {
             .take(MAX_REPORTED_ERRORS)
             .map(|e| {
                 let path = e.instance_path().to_string();
-                if path.is_empty() { e.to_string() } else { format!("{path}: {e}") }
+                if path.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("{path}: {e}")
+                }
             })
             .collect();
         Err(problems)
@@ -75,7 +81,9 @@ impl SchemaValidator {
 
 fn dialect(uri: &str) -> Option<Draft> {
     let uri = uri.trim_end_matches('#');
-    let uri = uri.strip_prefix("https://").or_else(|| uri.strip_prefix("http://"))?;
+    let uri = uri
+        .strip_prefix("https://")
+        .or_else(|| uri.strip_prefix("http://"))?;
     match uri {
         "json-schema.org/draft/2020-12/schema" => Some(Draft::Draft202012),
         "json-schema.org/draft/2019-09/schema" => Some(Draft::Draft201909),
@@ -92,8 +100,16 @@ fn depth(value: &Value, at: usize) -> usize {
         return at;
     }
     match value {
-        Value::Object(map) => map.values().map(|v| depth(v, at + 1)).max().unwrap_or(at + 1),
-        Value::Array(items) => items.iter().map(|v| depth(v, at + 1)).max().unwrap_or(at + 1),
+        Value::Object(map) => map
+            .values()
+            .map(|v| depth(v, at + 1))
+            .max()
+            .unwrap_or(at + 1),
+        Value::Array(items) => items
+            .iter()
+            .map(|v| depth(v, at + 1))
+            .max()
+            .unwrap_or(at + 1),
         _ => at,
     }
 }
@@ -133,7 +149,11 @@ mod tests {
 
     #[test]
     fn network_refs_fail_closed() {
-        for r in ["https://example.com/s.json", "http://127.0.0.1:9/x", "file:///etc/passwd"] {
+        for r in [
+            "https://example.com/s.json",
+            "http://127.0.0.1:9/x",
+            "file:///etc/passwd",
+        ] {
             let e = SchemaValidator::compile(&json!({"$ref": r})).unwrap_err();
             assert!(matches!(e, Error::InvalidSchema(_)), "{r}: {e}");
         }

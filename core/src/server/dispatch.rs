@@ -83,13 +83,13 @@ async fn handle(server: &Inner, request: IncomingRequest, ctx: RequestContext) -
             codes::METHOD_NOT_FOUND,
             format!("Method not found: `{m}` does not exist in protocol version 2026-07-28"),
         )),
-        (None, _) if !ctx.session().state().is_initialized() => Err(ErrorObject::invalid_params(
-            format!(
+        (None, _) if !ctx.session().state().is_initialized() => {
+            Err(ErrorObject::invalid_params(format!(
                 "Invalid params for `{method}`: the request declares no `_meta[\"{}\"]` and the session \
                  is not initialized (send `initialize` first, or declare a protocol version)",
                 meta::PROTOCOL_VERSION
-            ),
-        )),
+            )))
+        }
         (_, methods::TOOLS_LIST) => {
             let p: PaginatedRequestParams = parse_params(method, params)?;
             let result = list_tools(server, p.cursor.as_deref(), stateless)?;
@@ -105,7 +105,10 @@ async fn handle(server: &Inner, request: IncomingRequest, ctx: RequestContext) -
 }
 
 /// The stateless revision a request declares in `_meta`, if it declares one.
-fn stateless_version(server: &Inner, ctx: &RequestContext) -> Result<Option<ProtocolVersion>, ErrorObject> {
+fn stateless_version(
+    server: &Inner,
+    ctx: &RequestContext,
+) -> Result<Option<ProtocolVersion>, ErrorObject> {
     let Some(declared) = ctx.meta().and_then(|m| m.get(meta::PROTOCOL_VERSION)) else {
         return Ok(None);
     };
@@ -133,7 +136,11 @@ fn stateless_version(server: &Inner, ctx: &RequestContext) -> Result<Option<Prot
 }
 
 fn unsupported_version(server: &Inner, requested: &str) -> ErrorObject {
-    ErrorObject::new(codes::UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version").with_data(json!({
+    ErrorObject::new(
+        codes::UNSUPPORTED_PROTOCOL_VERSION,
+        "Unsupported protocol version",
+    )
+    .with_data(json!({
         "requested": requested,
         "supported": supported_versions(server),
     }))
@@ -143,7 +150,10 @@ fn supported_versions(server: &Inner) -> Vec<&'static str> {
     server.versions.iter().rev().map(|v| v.as_str()).collect()
 }
 
-fn parse_params<T: DeserializeOwned + Default>(method: &str, params: Option<&RawValue>) -> Result<T, ErrorObject> {
+fn parse_params<T: DeserializeOwned + Default>(
+    method: &str,
+    params: Option<&RawValue>,
+) -> Result<T, ErrorObject> {
     match params {
         None => Ok(T::default()),
         Some(raw) => parse_required(method, raw),
@@ -159,7 +169,11 @@ fn parse_required<T: DeserializeOwned>(method: &str, raw: &RawValue) -> Result<T
 }
 
 /// Serializes a result; stateless results get `resultType` and the server's identity.
-fn respond<T: Serialize>(server: &Inner, stateless: Option<ProtocolVersion>, result: &T) -> HandlerResult {
+fn respond<T: Serialize>(
+    server: &Inner,
+    stateless: Option<ProtocolVersion>,
+    result: &T,
+) -> HandlerResult {
     let internal = |e: serde_json::Error| ErrorObject::internal(format!("Internal error: {e}"));
     if stateless.is_none() {
         return serde_json::value::to_raw_value(result).map_err(internal);
@@ -177,7 +191,10 @@ fn respond<T: Serialize>(server: &Inner, stateless: Option<ProtocolVersion>, res
 
 fn capabilities(_server: &Inner) -> ServerCapabilities {
     ServerCapabilities {
-        tools: Some(ListChangedCapability { list_changed: Some(true), ..Default::default() }),
+        tools: Some(ListChangedCapability {
+            list_changed: Some(true),
+            ..Default::default()
+        }),
         ..Default::default()
     }
 }
@@ -185,13 +202,22 @@ fn capabilities(_server: &Inner) -> ServerCapabilities {
 fn initialize(server: &Inner, params: Option<&RawValue>, ctx: &RequestContext) -> HandlerResult {
     let session = ctx.session();
     if session.state().is_initialized() {
-        return Err(ErrorObject::invalid_request("Invalid request: the session is already initialized"));
+        return Err(ErrorObject::invalid_request(
+            "Invalid request: the session is already initialized",
+        ));
     }
     let Some(raw) = params else {
-        return Err(ErrorObject::invalid_params("Invalid params for `initialize`: params are required"));
+        return Err(ErrorObject::invalid_params(
+            "Invalid params for `initialize`: params are required",
+        ));
     };
     let p: InitializeRequestParams = parse_required(methods::INITIALIZE, raw)?;
-    let offered: Vec<ProtocolVersion> = server.versions.iter().copied().filter(|v| v.uses_handshake()).collect();
+    let offered: Vec<ProtocolVersion> = server
+        .versions
+        .iter()
+        .copied()
+        .filter(|v| v.uses_handshake())
+        .collect();
     let Some(newest) = offered.last().copied() else {
         return Err(ErrorObject::invalid_params(format!(
             "This server does not support `initialize`; it speaks protocol versions {} (use `server/discover`)",
@@ -222,7 +248,10 @@ fn initialize(server: &Inner, params: Option<&RawValue>, ctx: &RequestContext) -
 
 fn discover(server: &Inner) -> DiscoverResult {
     DiscoverResult {
-        supported_versions: supported_versions(server).into_iter().map(str::to_owned).collect(),
+        supported_versions: supported_versions(server)
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
         capabilities: capabilities(server),
         instructions: server.instructions.clone(),
         ttl_ms: server.list_ttl.as_millis() as u64,
@@ -238,16 +267,29 @@ fn list_tools(
     stateless: Option<ProtocolVersion>,
 ) -> Result<ListToolsResult, ErrorObject> {
     let tools = server.tools.read();
-    let (range, next_cursor) = pagination::page(methods::TOOLS_LIST, cursor, tools.order.len(), server.page_size)?;
+    let (range, next_cursor) = pagination::page(
+        methods::TOOLS_LIST,
+        cursor,
+        tools.order.len(),
+        server.page_size,
+    )?;
     let page = tools.order[range]
         .iter()
         .filter_map(|name| tools.by_name.get(name))
         .map(|t| t.tool.clone())
         .collect();
-    let mut result = ListToolsResult { tools: page, next_cursor, ..Default::default() };
+    let mut result = ListToolsResult {
+        tools: page,
+        next_cursor,
+        ..Default::default()
+    };
     if stateless.is_some() {
-        result.extra.insert("ttlMs".into(), json!(server.list_ttl.as_millis() as u64));
-        result.extra.insert("cacheScope".into(), json!(CacheScope::Private));
+        result
+            .extra
+            .insert("ttlMs".into(), json!(server.list_ttl.as_millis() as u64));
+        result
+            .extra
+            .insert("cacheScope".into(), json!(CacheScope::Private));
     }
     Ok(result)
 }

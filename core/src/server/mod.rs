@@ -31,8 +31,8 @@ use std::{
 };
 
 pub use pagination::DEFAULT_PAGE_SIZE;
-pub use tools::{ToolError, ToolHandler, ToolResult};
 use tools::RegisteredTool;
+pub use tools::{ToolError, ToolHandler, ToolResult};
 
 use crate::{
     Error, Result,
@@ -61,7 +61,10 @@ impl ServerBuilder {
     }
 
     /// Restricts the revisions this server speaks (default: all five).
-    pub fn protocol_versions(mut self, versions: impl IntoIterator<Item = ProtocolVersion>) -> Self {
+    pub fn protocol_versions(
+        mut self,
+        versions: impl IntoIterator<Item = ProtocolVersion>,
+    ) -> Self {
         self.versions = versions.into_iter().collect();
         self.versions.sort();
         self.versions.dedup();
@@ -112,7 +115,9 @@ pub struct Server {
 
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Server").field("info", &self.inner.info).finish_non_exhaustive()
+        f.debug_struct("Server")
+            .field("info", &self.inner.info)
+            .finish_non_exhaustive()
     }
 }
 
@@ -192,15 +197,24 @@ impl Server {
     /// The registered tools, in registration order.
     pub fn tools(&self) -> Vec<Tool> {
         let tools = self.inner.tools.read();
-        tools.order.iter().filter_map(|n| tools.by_name.get(n)).map(|t| t.tool.clone()).collect()
+        tools
+            .order
+            .iter()
+            .filter_map(|n| tools.by_name.get(n))
+            .map(|t| t.tool.clone())
+            .collect()
     }
 
     /// Serves one client over `transport`. The session runs until the transport closes.
     pub fn serve(&self, transport: impl Transport) -> Session {
         let id = self.inner.next_session.fetch_add(1, Ordering::Relaxed);
         let dispatch = Arc::new(dispatch::ServerDispatch::new(self.inner.clone(), id));
-        let session =
-            Session::start(transport, Role::Server, dispatch, self.inner.session_config.clone());
+        let session = Session::start(
+            transport,
+            Role::Server,
+            dispatch,
+            self.inner.session_config.clone(),
+        );
         self.inner.sessions.lock().insert(id, session.clone());
         session
     }

@@ -82,8 +82,10 @@ pub(crate) struct RegisteredTool {
 impl RegisteredTool {
     pub(crate) fn new(tool: Tool, handler: Arc<dyn ToolHandler>) -> Result<Self, Error> {
         validate_name(&tool.name)?;
-        let input = SchemaValidator::compile(&Value::Object(tool.input_schema.clone()))
-            .map_err(|e| Error::InvalidSchema(format!("inputSchema of tool `{}`: {e}", tool.name)))?;
+        let input =
+            SchemaValidator::compile(&Value::Object(tool.input_schema.clone())).map_err(|e| {
+                Error::InvalidSchema(format!("inputSchema of tool `{}`: {e}", tool.name))
+            })?;
         let output = match &tool.output_schema {
             Some(schema) => Some(Arc::new(
                 SchemaValidator::compile(&Value::Object(schema.clone())).map_err(|e| {
@@ -92,7 +94,12 @@ impl RegisteredTool {
             )),
             None => None,
         };
-        Ok(RegisteredTool { tool, input: Arc::new(input), output, handler })
+        Ok(RegisteredTool {
+            tool,
+            input: Arc::new(input),
+            output,
+            handler,
+        })
     }
 }
 
@@ -101,7 +108,9 @@ impl RegisteredTool {
 fn validate_name(name: &str) -> Result<(), Error> {
     let ok = !name.is_empty()
         && name.len() <= 128
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
     if ok {
         Ok(())
     } else {
@@ -138,7 +147,9 @@ pub(crate) fn finish_result(tool: &RegisteredTool, mut result: CallToolResult) -
     }
     if result.content.is_empty() {
         if let Some(value) = &result.structured_content {
-            result.content.push(crate::protocol::ContentBlock::text(value.to_string()));
+            result
+                .content
+                .push(crate::protocol::ContentBlock::text(value.to_string()));
         }
     }
     result

@@ -39,7 +39,15 @@ impl RequestContext {
         cancel: CancellationToken,
         session: Session,
     ) -> Self {
-        RequestContext { inner: Arc::new(Inner { id, method, meta, cancel, session }) }
+        RequestContext {
+            inner: Arc::new(Inner {
+                id,
+                method,
+                meta,
+                cancel,
+                session,
+            }),
+        }
     }
 
     /// The request's id, as the peer sent it.
@@ -79,7 +87,9 @@ impl RequestContext {
 
     /// The progress token the caller attached, if any.
     pub fn progress_token(&self) -> Option<ProgressToken> {
-        self.meta()?.get(meta::PROGRESS_TOKEN).and_then(RequestId::from_value)
+        self.meta()?
+            .get(meta::PROGRESS_TOKEN)
+            .and_then(RequestId::from_value)
     }
 
     /// The protocol version the request declared in `_meta` (2026-07-28 style), as sent.
@@ -98,7 +108,10 @@ impl RequestContext {
     /// The revision this request is served under: the one it declares if it is stateless,
     /// otherwise the session's negotiated one.
     pub fn protocol_version(&self) -> Option<ProtocolVersion> {
-        match self.declared_protocol_version().and_then(ProtocolVersion::parse) {
+        match self
+            .declared_protocol_version()
+            .and_then(ProtocolVersion::parse)
+        {
             Some(v) if v.is_stateless() => Some(v),
             _ => self.session().state().protocol_version,
         }
@@ -122,7 +135,9 @@ impl RequestContext {
         total: Option<f64>,
         message: Option<&str>,
     ) -> Result<()> {
-        let Some(token) = self.progress_token() else { return Ok(()) };
+        let Some(token) = self.progress_token() else {
+            return Ok(());
+        };
         if self.is_cancelled() {
             return Ok(());
         }
@@ -142,7 +157,9 @@ impl RequestContext {
         if self.is_cancelled() {
             return Ok(());
         }
-        self.session().notify_routed(method, params, Route::Related(self.id().clone())).await
+        self.session()
+            .notify_routed(method, params, Route::Related(self.id().clone()))
+            .await
     }
 
     /// Sends a request to the peer on behalf of this request (a server asking its client for

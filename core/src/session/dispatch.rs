@@ -29,7 +29,11 @@ pub struct IncomingRequest {
 pub trait Dispatch: Send + Sync + 'static {
     /// Handles one request. The future runs on its own task; it is dropped if the peer
     /// cancels the request (the context's token fires first).
-    fn request(&self, request: IncomingRequest, ctx: RequestContext) -> BoxFuture<'static, HandlerResult>;
+    fn request(
+        &self,
+        request: IncomingRequest,
+        ctx: RequestContext,
+    ) -> BoxFuture<'static, HandlerResult>;
 
     /// Whether requests for `method` change the session's lifecycle, so the engine must finish
     /// them before reading the next message (`initialize`: a pipelined request right behind it

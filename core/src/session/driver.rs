@@ -85,7 +85,9 @@ impl Session {
         already_closing: bool,
         inbound: &mut mpsc::Receiver<Inbound>,
     ) {
-        let error = reason.clone().unwrap_or_else(|| Error::closed("the peer closed the connection"));
+        let error = reason
+            .clone()
+            .unwrap_or_else(|| Error::closed("the peer closed the connection"));
         self.fail_pending(error);
         if !already_closing {
             // The peer stopped sending, but may still read: let in-flight handlers finish
@@ -113,13 +115,17 @@ impl Session {
                         }
                     }
                 };
-                if tokio::time::timeout(CLOSE_CONFIRM_TIMEOUT, confirmed).await.is_err() {
+                if tokio::time::timeout(CLOSE_CONFIRM_TIMEOUT, confirmed)
+                    .await
+                    .is_err()
+                {
                     tracing::error!(target: "oxmcp", "transport did not confirm close in {CLOSE_CONFIRM_TIMEOUT:?}");
                 }
             }
         }
         self.update_state(|s| s.phase = Phase::Closed);
-        *self.inner.close_reason.lock() = Some(reason.unwrap_or_else(|| Error::closed("the session is closed")));
+        *self.inner.close_reason.lock() =
+            Some(reason.unwrap_or_else(|| Error::closed("the session is closed")));
     }
 
     fn fail_pending(&self, error: Error) {
@@ -160,7 +166,9 @@ impl Session {
                 let task = self.on_request(request, dispatch, &ReplyTo::Direct);
                 return task.filter(|_| sequential);
             }
-            Ok(Decoded::Single(Ok(message))) => self.on_message(message, dispatch, &ReplyTo::Direct),
+            Ok(Decoded::Single(Ok(message))) => {
+                self.on_message(message, dispatch, &ReplyTo::Direct)
+            }
             Ok(Decoded::Single(Err(invalid))) => self.on_invalid(invalid, &ReplyTo::Direct),
             Ok(Decoded::Batch(items)) => self.on_batch(items, dispatch),
         }
@@ -231,7 +239,8 @@ impl Session {
 
     async fn send_batch(&self, parts: Vec<Vec<u8>>, ids: Vec<RequestId>) {
         {
-            let mut frame = Vec::with_capacity(parts.iter().map(|p| p.len() + 1).sum::<usize>() + 1);
+            let mut frame =
+                Vec::with_capacity(parts.iter().map(|p| p.len() + 1).sum::<usize>() + 1);
             frame.push(b'[');
             for (i, part) in parts.iter().enumerate() {
                 if i > 0 {
@@ -251,12 +260,13 @@ impl Session {
             }
             Message::Notification(n) => self.on_notification(n, dispatch),
             Message::Response(Response { id, result }) => self.resolve(&id, Ok(result)),
-            Message::Error(ErrorResponse { id: Some(id), error }) => {
-                self.resolve(&id, Err(Error::Rpc(error)))
-            }
-            Message::Error(ErrorResponse { id: None, error }) => {
-                self.log_dropped(&format!("the peer reported an error about an unknown message: {error}"))
-            }
+            Message::Error(ErrorResponse {
+                id: Some(id),
+                error,
+            }) => self.resolve(&id, Err(Error::Rpc(error))),
+            Message::Error(ErrorResponse { id: None, error }) => self.log_dropped(&format!(
+                "the peer reported an error about an unknown message: {error}"
+            )),
         }
     }
 
@@ -267,7 +277,9 @@ impl Session {
                 let _ = entry.reply.send(reply);
             }
             // A response after a timeout or cancel is expected now and then: not worth a warning.
-            None => tracing::debug!(target: "oxmcp", "response for unknown or finished request {id}"),
+            None => {
+                tracing::debug!(target: "oxmcp", "response for unknown or finished request {id}")
+            }
         }
     }
 
@@ -300,9 +312,21 @@ impl Session {
                 self.reply_error(Some(id), error, reply_to);
                 return None;
             }
-            inflight.insert(id.clone(), Inflight { cancel: cancel.clone(), method: method.clone() });
+            inflight.insert(
+                id.clone(),
+                Inflight {
+                    cancel: cancel.clone(),
+                    method: method.clone(),
+                },
+            );
         }
-        let ctx = RequestContext::new(id.clone(), method.clone(), meta, cancel.clone(), self.clone());
+        let ctx = RequestContext::new(
+            id.clone(),
+            method.clone(),
+            meta,
+            cancel.clone(),
+            self.clone(),
+        );
         let handler = dispatch.request(IncomingRequest { method, params }, ctx);
         let session = self.clone();
         let reply_to = reply_to.clone();
@@ -323,7 +347,9 @@ impl Session {
                 Some(Ok(result)) => session.reply_result(id, result, &reply_to),
                 Some(Err(_panic)) => session.reply_result(
                     id,
-                    Err(ErrorObject::internal("Internal error: the handler panicked")),
+                    Err(ErrorObject::internal(
+                        "Internal error: the handler panicked",
+                    )),
                     &reply_to,
                 ),
             }
@@ -336,7 +362,8 @@ impl Session {
     fn on_notification(&self, notification: Notification, dispatch: &Arc<dyn Dispatch>) {
         match notification.method.as_str() {
             methods::CANCELLED => {
-                let Some(params) = parse_params::<CancelledNotificationParams>(&notification) else {
+                let Some(params) = parse_params::<CancelledNotificationParams>(&notification)
+                else {
                     return self.log_dropped("ignored a malformed notifications/cancelled");
                 };
                 let Some(id) = params.request_id else { return };
@@ -344,7 +371,9 @@ impl Session {
                 match inflight.get(&id) {
                     // `initialize` must not be cancelled; a cancel for it is ignored.
                     Some(f) if f.method != methods::INITIALIZE => f.cancel.cancel(),
-                    _ => tracing::debug!(target: "oxmcp", "ignored cancel for unknown request {id}"),
+                    _ => {
+                        tracing::debug!(target: "oxmcp", "ignored cancel for unknown request {id}")
+                    }
                 }
             }
             methods::PROGRESS => {
@@ -352,8 +381,10 @@ impl Session {
                     return self.log_dropped("ignored a malformed notifications/progress");
                 };
                 let table = self.inner.pending.lock();
-                if let Some(tx) =
-                    table.entries.get(&params.progress_token).and_then(|e| e.progress.as_ref())
+                if let Some(tx) = table
+                    .entries
+                    .get(&params.progress_token)
+                    .and_then(|e| e.progress.as_ref())
                 {
                     let _ = tx.send(params);
                 }

@@ -24,8 +24,8 @@ use std::{
 
 pub use context::RequestContext;
 pub use dispatch::{Dispatch, HandlerResult, IncomingRequest};
-pub use pending::{ProgressCallback, RequestOptions};
 use pending::{Entry, PendingGuard, PendingTable};
+pub use pending::{ProgressCallback, RequestOptions};
 use ratelimit::LogLimiter;
 use serde_json::{Value, value::RawValue};
 pub use state::{Phase, SessionState};
@@ -85,7 +85,9 @@ pub struct Session {
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Session").field("role", &self.inner.role).finish_non_exhaustive()
+        f.debug_struct("Session")
+            .field("role", &self.inner.role)
+            .finish_non_exhaustive()
     }
 }
 
@@ -221,7 +223,11 @@ impl Session {
     ) -> Result<Box<RawValue>> {
         let id = RequestId::Number(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
         let wants_progress = options.on_progress.is_some() || options.request_progress;
-        let params = if wants_progress { Some(with_progress_token(params, &id)?) } else { params };
+        let params = if wants_progress {
+            Some(with_progress_token(params, &id)?)
+        } else {
+            params
+        };
         let params = params
             .map(|p| serde_json::value::to_raw_value(&p))
             .transpose()
@@ -239,16 +245,29 @@ impl Session {
             if let Some(reason) = &table.closed {
                 return Err(reason.clone());
             }
-            table.entries.insert(id.clone(), Entry { reply: reply_tx, progress: progress_tx });
+            table.entries.insert(
+                id.clone(),
+                Entry {
+                    reply: reply_tx,
+                    progress: progress_tx,
+                },
+            );
         }
-        let mut guard =
-            PendingGuard { session: self, id: id.clone(), method, route: options.route.clone(), armed: true };
+        let mut guard = PendingGuard {
+            session: self,
+            id: id.clone(),
+            method,
+            route: options.route.clone(),
+            armed: true,
+        };
 
         let frame = encode_request(&id, method, params.as_deref());
         self.send_frame(frame, options.route.clone()).await?;
 
         let timeout = options.timeout.unwrap_or(self.inner.config.request_timeout);
-        let max_total = options.max_total_timeout.unwrap_or(self.inner.config.max_request_timeout);
+        let max_total = options
+            .max_total_timeout
+            .unwrap_or(self.inner.config.max_request_timeout);
         let started = tokio::time::Instant::now();
         let hard_deadline = started + max_total;
         let mut deadline = (started + timeout).min(hard_deadline);
@@ -305,17 +324,23 @@ impl Session {
             .map(|p| serde_json::value::to_raw_value(&p))
             .transpose()
             .map_err(|e| Error::InvalidArgument(format!("params of `{method}`: {e}")))?;
-        self.send_frame(encode_notification(method, params.as_deref()), route).await
+        self.send_frame(encode_notification(method, params.as_deref()), route)
+            .await
     }
 
     /// Queues a notification without waiting (for use in `Drop`).
     pub(crate) fn notify_nowait(&self, method: &str, params: Option<Value>, route: Route) {
-        let params = match params.map(|p| serde_json::value::to_raw_value(&p)).transpose() {
+        let params = match params
+            .map(|p| serde_json::value::to_raw_value(&p))
+            .transpose()
+        {
             Ok(p) => p,
             Err(_) => return,
         };
-        let frame =
-            Outbound::Frame(OutFrame { bytes: encode_notification(method, params.as_deref()), route });
+        let frame = Outbound::Frame(OutFrame {
+            bytes: encode_notification(method, params.as_deref()),
+            route,
+        });
         match self.inner.outbound.try_send(frame) {
             Ok(()) => {}
             Err(mpsc::error::TrySendError::Full(frame)) => {
@@ -359,14 +384,22 @@ async fn recv_opt<T>(rx: &mut Option<mpsc::UnboundedReceiver<T>>) -> Option<T> {
 fn with_progress_token(params: Option<Value>, id: &RequestId) -> Result<Value> {
     let mut params = params.unwrap_or_else(|| Value::Object(Default::default()));
     let Value::Object(map) = &mut params else {
-        return Err(Error::InvalidArgument("request params must be a JSON object".into()));
+        return Err(Error::InvalidArgument(
+            "request params must be a JSON object".into(),
+        ));
     };
-    let meta = map.entry("_meta").or_insert_with(|| Value::Object(Default::default()));
+    let meta = map
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Default::default()));
     match meta {
         Value::Object(meta_map) => {
             meta_map.insert(meta::PROGRESS_TOKEN.into(), id.to_value());
         }
-        _ => return Err(Error::InvalidArgument("`_meta` must be a JSON object".into())),
+        _ => {
+            return Err(Error::InvalidArgument(
+                "`_meta` must be a JSON object".into(),
+            ));
+        }
     }
     Ok(params)
 }

@@ -75,11 +75,17 @@ impl fmt::Debug for RequestOptions {
 impl RequestOptions {
     /// Options with a specific timeout.
     pub fn with_timeout(timeout: Duration) -> Self {
-        RequestOptions { timeout: Some(timeout), ..Default::default() }
+        RequestOptions {
+            timeout: Some(timeout),
+            ..Default::default()
+        }
     }
 
     /// Sets a progress callback (which also attaches a progress token).
-    pub fn on_progress(mut self, callback: impl FnMut(ProgressNotificationParams) + Send + 'static) -> Self {
+    pub fn on_progress(
+        mut self,
+        callback: impl FnMut(ProgressNotificationParams) + Send + 'static,
+    ) -> Self {
         self.on_progress = Some(Box::new(callback));
         self
     }
@@ -126,12 +132,20 @@ impl PendingGuard<'_> {
             return;
         }
         self.armed = false;
-        let known = self.session.inner.pending.lock().entries.remove(&self.id).is_some();
+        let known = self
+            .session
+            .inner
+            .pending
+            .lock()
+            .entries
+            .remove(&self.id)
+            .is_some();
         // The initialize request must never be cancelled (every revision says so), and a
         // request the connection already failed needs no notice.
         if known && self.method != methods::INITIALIZE {
             let params = serde_json::json!({ "requestId": self.id, "reason": reason });
-            self.session.notify_nowait(methods::CANCELLED, Some(params), self.route.clone());
+            self.session
+                .notify_nowait(methods::CANCELLED, Some(params), self.route.clone());
         }
     }
 }

@@ -14,13 +14,21 @@ pub(crate) struct LogLimiter {
 
 impl LogLimiter {
     pub(crate) fn new(burst: u32, window: Duration) -> Self {
-        LogLimiter { window, burst, window_start: None, logged: 0, suppressed: 0 }
+        LogLimiter {
+            window,
+            burst,
+            window_start: None,
+            logged: 0,
+            suppressed: 0,
+        }
     }
 
     /// Returns `Some(previously_suppressed)` when this event may be logged.
     pub(crate) fn admit(&mut self) -> Option<u64> {
         let now = Instant::now();
-        let fresh = self.window_start.is_none_or(|s| now.duration_since(s) >= self.window);
+        let fresh = self
+            .window_start
+            .is_none_or(|s| now.duration_since(s) >= self.window);
         if fresh {
             self.window_start = Some(now);
             self.logged = 0;

@@ -41,12 +41,22 @@ pub fn pair() -> (MemoryTransport, MemoryTransport) {
 
 impl Transport for MemoryTransport {
     fn into_link(self) -> Link {
-        let MemoryTransport { mut out_rx, out_tx, own_in_tx, own_in_rx, peer_in_tx } = self;
+        let MemoryTransport {
+            mut out_rx,
+            out_tx,
+            own_in_tx,
+            own_in_rx,
+            peer_in_tx,
+        } = self;
         tokio::spawn(async move {
             while let Some(out) = out_rx.recv().await {
                 match out {
                     Outbound::Frame(f) => {
-                        if peer_in_tx.send(Inbound::Frame(Bytes::from(f.bytes))).await.is_err() {
+                        if peer_in_tx
+                            .send(Inbound::Frame(Bytes::from(f.bytes)))
+                            .await
+                            .is_err()
+                        {
                             break;
                         }
                     }
@@ -57,6 +67,9 @@ impl Transport for MemoryTransport {
             let _ = peer_in_tx.send(Inbound::Closed(None)).await;
             let _ = own_in_tx.send(Inbound::Closed(None)).await;
         });
-        Link { inbound: own_in_rx, outbound: out_tx }
+        Link {
+            inbound: own_in_rx,
+            outbound: out_tx,
+        }
     }
 }

@@ -63,7 +63,12 @@ impl StdioTransport {
 
     /// Serves over the given descriptors instead of fd 0 and fd 1.
     pub fn from_fds(input: OwnedFd, output: OwnedFd) -> Self {
-        StdioTransport { input: Some(input), output: Some(output), redirect_stdout: false, ..Self::new() }
+        StdioTransport {
+            input: Some(input),
+            output: Some(output),
+            redirect_stdout: false,
+            ..Self::new()
+        }
     }
 
     /// Sets the inbound message cap.
@@ -116,7 +121,10 @@ impl Transport for StdioTransport {
                 let _ = in_tx.try_send(Inbound::Closed(Some(Error::from(e))));
             }
         }
-        Link { inbound: in_rx, outbound: out_tx }
+        Link {
+            inbound: in_rx,
+            outbound: out_tx,
+        }
     }
 }
 

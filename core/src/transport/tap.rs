@@ -23,7 +23,10 @@ pub type Observer = Arc<dyn Fn(Direction, &[u8]) + Send + Sync>;
 
 /// Wraps `link` so that `observer` sees every frame.
 pub fn tap(link: Link, observer: Observer) -> Link {
-    let Link { mut inbound, outbound } = link;
+    let Link {
+        mut inbound,
+        outbound,
+    } = link;
     let (in_tx, in_rx) = mpsc::channel(OUTBOUND_QUEUE);
     let (out_tx, mut out_rx) = mpsc::channel::<Outbound>(OUTBOUND_QUEUE);
     let seen_in = observer.clone();
@@ -47,5 +50,8 @@ pub fn tap(link: Link, observer: Observer) -> Link {
             }
         }
     });
-    Link { inbound: in_rx, outbound: out_tx }
+    Link {
+        inbound: in_rx,
+        outbound: out_tx,
+    }
 }

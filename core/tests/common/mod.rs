@@ -21,13 +21,23 @@ use oxmcp::{
 pub use schema::{Side, Wire};
 use serde_json::{Value, json};
 
-/// Things test tools observed (cancellations, mostly), for assertions.
+/// Things test tools observed (cancellations, mostly), for assertions. In a server process
+/// the events also go to stderr as `probe: <event>`, where a test reads them back.
 #[derive(Clone, Default)]
-pub struct Probe(Arc<Mutex<Vec<String>>>);
+pub struct Probe(Arc<Mutex<Vec<String>>>, bool);
 
 impl Probe {
+    /// A probe that also writes each event to stderr.
+    pub fn to_stderr() -> Self {
+        Probe(Arc::default(), true)
+    }
+
     pub fn push(&self, event: impl Into<String>) {
-        self.0.lock().unwrap().push(event.into());
+        let event = event.into();
+        if self.1 {
+            eprintln!("probe: {event}");
+        }
+        self.0.lock().unwrap().push(event);
     }
 
     pub fn events(&self) -> Vec<String> {
@@ -73,7 +83,10 @@ impl Drop for DropRecorder {
 
 /// A server with the tools the protocol tests use.
 pub fn test_server(probe: &Probe) -> Server {
-    test_server_with(Server::builder("test-server", "1.0.0").instructions("test instructions"), probe)
+    test_server_with(
+        Server::builder("test-server", "1.0.0").instructions("test instructions"),
+        probe,
+    )
 }
 
 /// The test tools on a server built from `builder`.
@@ -81,8 +94,16 @@ pub fn test_server_with(builder: oxmcp::server::ServerBuilder, probe: &Probe) ->
     let server = builder.build();
     server
         .add_tool(
-            Tool::new("echo", "Echo the text back", object_schema(json!({"text": {"type": "string"}}), &["text"])),
-            |args: Value, _ctx| async move { Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default())) },
+            Tool::new(
+                "echo",
+                "Echo the text back",
+                object_schema(json!({"text": {"type": "string"}}), &["text"]),
+            ),
+            |args: Value, _ctx| async move {
+                Ok(CallToolResult::text(
+                    args["text"].as_str().unwrap_or_default(),
+                ))
+            },
         )
         .unwrap();
     server
@@ -90,19 +111,29 @@ pub fn test_server_with(builder: oxmcp::server::ServerBuilder, probe: &Probe) ->
             Tool::new(
                 "add",
                 "Add two numbers",
-                object_schema(json!({"a": {"type": "number"}, "b": {"type": "number"}}), &["a", "b"]),
+                object_schema(
+                    json!({"a": {"type": "number"}, "b": {"type": "number"}}),
+                    &["a", "b"],
+                ),
             )
             .with_output_schema(object_schema(json!({"sum": {"type": "number"}}), &["sum"])),
             |args: Value, _ctx| async move {
                 let sum = args["a"].as_f64().unwrap_or(0.0) + args["b"].as_f64().unwrap_or(0.0);
-                Ok(CallToolResult { structured_content: Some(json!({ "sum": sum })), ..Default::default() })
+                Ok(CallToolResult {
+                    structured_content: Some(json!({ "sum": sum })),
+                    ..Default::default()
+                })
             },
         )
         .unwrap();
     let p = probe.clone();
     server
         .add_tool(
-            Tool::new("sleep", "Sleep for ms milliseconds", object_schema(json!({"ms": {"type": "integer"}}), &["ms"])),
+            Tool::new(
+                "sleep",
+                "Sleep for ms milliseconds",
+                object_schema(json!({"ms": {"type": "integer"}}), &["ms"]),
+            ),
             move |args: Value, ctx: oxmcp::session::RequestContext| {
                 let p = p.clone();
                 async move {
@@ -120,7 +151,11 @@ pub fn test_server_with(builder: oxmcp::server::ServerBuilder, probe: &Probe) ->
     let p = probe.clone();
     server
         .add_tool(
-            Tool::new("wait_for_cancel", "Block until cancelled", object_schema(json!({}), &[])),
+            Tool::new(
+                "wait_for_cancel",
+                "Block until cancelled",
+                object_schema(json!({}), &[]),
+            ),
             move |_args: Value, ctx: oxmcp::session::RequestContext| {
                 let p = p.clone();
                 async move {
@@ -148,11 +183,16 @@ pub fn test_server_with(builder: oxmcp::server::ServerBuilder, probe: &Probe) ->
         .unwrap();
     server
         .add_tool(
-            Tool::new("progress", "Report progress", object_schema(json!({"steps": {"type": "integer"}}), &["steps"])),
+            Tool::new(
+                "progress",
+                "Report progress",
+                object_schema(json!({"steps": {"type": "integer"}}), &["steps"]),
+            ),
             |args: Value, ctx: oxmcp::session::RequestContext| async move {
                 let steps = args["steps"].as_u64().unwrap_or(3);
                 for i in 1..=steps {
-                    ctx.report_progress(i as f64, Some(steps as f64), Some(&format!("step {i}"))).await?;
+                    ctx.report_progress(i as f64, Some(steps as f64), Some(&format!("step {i}")))
+                        .await?;
                 }
                 Ok(CallToolResult::text("done"))
             },
@@ -163,7 +203,10 @@ pub fn test_server_with(builder: oxmcp::server::ServerBuilder, probe: &Probe) ->
             Tool::new(
                 "tick",
                 "Report progress every interval_ms, steps times",
-                object_schema(json!({"interval_ms": {"type": "integer"}, "steps": {"type": "integer"}}), &["interval_ms", "steps"]),
+                object_schema(
+                    json!({"interval_ms": {"type": "integer"}, "steps": {"type": "integer"}}),
+                    &["interval_ms", "steps"],
+                ),
             ),
             |args: Value, ctx: oxmcp::session::RequestContext| async move {
                 let interval = Duration::from_millis(args["interval_ms"].as_u64().unwrap_or(0));
@@ -177,36 +220,48 @@ pub fn test_server_with(builder: oxmcp::server::ServerBuilder, probe: &Probe) ->
         )
         .unwrap();
     server
-        .add_tool(Tool::new("fail", "Always fails", object_schema(json!({}), &[])), |_args: Value, _ctx| async move {
-            Err::<CallToolResult, _>(ToolError::failed("boom: the tool failed"))
-        })
-        .unwrap();
-    server
         .add_tool(
-            Tool::new("bad_output", "Returns output that breaks its schema", object_schema(json!({}), &[]))
-                .with_output_schema(object_schema(json!({"n": {"type": "integer"}}), &["n"])),
+            Tool::new("fail", "Always fails", object_schema(json!({}), &[])),
             |_args: Value, _ctx| async move {
-                Ok(CallToolResult { structured_content: Some(json!({"n": "not a number"})), ..Default::default() })
+                Err::<CallToolResult, _>(ToolError::failed("boom: the tool failed"))
             },
         )
         .unwrap();
     server
-        .add_tool(Tool::new("panic", "Panics", object_schema(json!({}), &[])), |_args: Value, _ctx| async move {
-            if std::hint::black_box(true) {
-                panic!("deliberate test panic");
-            }
-            Ok(CallToolResult::text("unreachable"))
-        })
+        .add_tool(
+            Tool::new(
+                "bad_output",
+                "Returns output that breaks its schema",
+                object_schema(json!({}), &[]),
+            )
+            .with_output_schema(object_schema(json!({"n": {"type": "integer"}}), &["n"])),
+            |_args: Value, _ctx| async move {
+                Ok(CallToolResult {
+                    structured_content: Some(json!({"n": "not a number"})),
+                    ..Default::default()
+                })
+            },
+        )
         .unwrap();
     server
         .add_tool(
-            Tool::new(
-                "image",
-                "Returns an image",
-                object_schema(json!({}), &[]),
-            ),
+            Tool::new("panic", "Panics", object_schema(json!({}), &[])),
             |_args: Value, _ctx| async move {
-                Ok(CallToolResult { content: vec![ContentBlock::image("iVBORw0KGgo=", "image/png")], ..Default::default() })
+                if std::hint::black_box(true) {
+                    panic!("deliberate test panic");
+                }
+                Ok(CallToolResult::text("unreachable"))
+            },
+        )
+        .unwrap();
+    server
+        .add_tool(
+            Tool::new("image", "Returns an image", object_schema(json!({}), &[])),
+            |_args: Value, _ctx| async move {
+                Ok(CallToolResult {
+                    content: vec![ContentBlock::image("iVBORw0KGgo=", "image/png")],
+                    ..Default::default()
+                })
             },
         )
         .unwrap();
@@ -224,7 +279,9 @@ impl Pair {
     /// Closes the client, waits for the server side, and validates the wire.
     pub async fn finish(self) {
         self.client.close().await;
-        tokio::time::timeout(Duration::from_secs(5), self.server_session.closed()).await.expect("server session closes");
+        tokio::time::timeout(Duration::from_secs(5), self.server_session.closed())
+            .await
+            .expect("server session closes");
         self.wire.assert_valid();
     }
 }
@@ -235,13 +292,20 @@ pub async fn pair(server: &Server, options: ClientOptions) -> Pair {
 }
 
 /// Like [`pair`], returning the connect error.
-pub async fn try_pair(server: &Server, options: ClientOptions) -> Result<Pair, (oxmcp::Error, Wire)> {
+pub async fn try_pair(
+    server: &Server,
+    options: ClientOptions,
+) -> Result<Pair, (oxmcp::Error, Wire)> {
     let (a, b) = memory::pair();
     let wire = Wire::new();
     // One tap, on the client's link, sees both directions exactly once.
     let server_session = server.serve(b);
     match Client::connect(tap(a.into_link(), wire.observer(Side::Client)), options).await {
-        Ok(client) => Ok(Pair { client, server_session, wire }),
+        Ok(client) => Ok(Pair {
+            client,
+            server_session,
+            wire,
+        }),
         Err(e) => Err((e, wire)),
     }
 }
@@ -264,12 +328,23 @@ impl RawPeer {
     pub fn connect(server: &Server) -> (RawPeer, Session) {
         let (a, b) = memory::pair();
         let session = server.serve(b);
-        (RawPeer { link: a.into_link(), wire: Wire::checking_only(Side::Server), notifications: Vec::new() }, session)
+        (
+            RawPeer {
+                link: a.into_link(),
+                wire: Wire::checking_only(Side::Server),
+                notifications: Vec::new(),
+            },
+            session,
+        )
     }
 
     /// Wraps any link (a child process, say).
     pub fn over(transport: impl Transport) -> RawPeer {
-        RawPeer { link: transport.into_link(), wire: Wire::checking_only(Side::Server), notifications: Vec::new() }
+        RawPeer {
+            link: transport.into_link(),
+            wire: Wire::checking_only(Side::Server),
+            notifications: Vec::new(),
+        }
     }
 
     /// Sends raw bytes as one frame.
@@ -277,7 +352,10 @@ impl RawPeer {
         self.wire.record(Side::Client, bytes);
         self.link
             .outbound
-            .send(Outbound::Frame(OutFrame { bytes: bytes.to_vec(), route: Route::Unrelated }))
+            .send(Outbound::Frame(OutFrame {
+                bytes: bytes.to_vec(),
+                route: Route::Unrelated,
+            }))
             .await
             .expect("link open");
     }
@@ -290,7 +368,9 @@ impl RawPeer {
     /// The next frame, parsed, within `within`; `None` if nothing came or the link closed.
     pub async fn recv_within(&mut self, within: Duration) -> Option<Value> {
         loop {
-            let item = tokio::time::timeout(within, self.link.inbound.recv()).await.ok()??;
+            let item = tokio::time::timeout(within, self.link.inbound.recv())
+                .await
+                .ok()??;
             match item {
                 Inbound::Frame(bytes) => {
                     self.wire.record(Side::Server, &bytes);
@@ -304,7 +384,9 @@ impl RawPeer {
 
     /// The next frame, within 5 s.
     pub async fn recv(&mut self) -> Value {
-        self.recv_within(Duration::from_secs(5)).await.expect("a message from the server")
+        self.recv_within(Duration::from_secs(5))
+            .await
+            .expect("a message from the server")
     }
 
     /// The next response (skipping and keeping notifications).
@@ -338,7 +420,8 @@ impl RawPeer {
                 json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}),
             )
             .await;
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
         r["result"].clone()
     }
 
@@ -361,7 +444,15 @@ pub fn stateless_meta() -> Value {
 pub fn example_bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
     // target/<profile>/deps/<test> → target/<profile>/examples/<name>
-    let path = exe.parent().and_then(|deps| deps.parent()).map(|p| p.join("examples").join(name)).expect("target dir");
-    assert!(path.exists(), "{} not built; run the tests through cargo (it builds examples)", path.display());
+    let path = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .map(|p| p.join("examples").join(name))
+        .expect("target dir");
+    assert!(
+        path.exists(),
+        "{} not built; run the tests through cargo (it builds examples)",
+        path.display()
+    );
     path
 }

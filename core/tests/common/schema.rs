@@ -101,14 +101,19 @@ impl Wire {
         let mut failures = Vec::new();
         let mut validated = 0usize;
         for (side, bytes) in &frames {
-            let Ok(value) = serde_json::from_slice::<Value>(bytes) else { continue };
+            let Ok(value) = serde_json::from_slice::<Value>(bytes) else {
+                continue;
+            };
             let items = match value {
                 Value::Array(items) => items,
                 other => vec![other],
             };
             for msg in items {
                 // Track the negotiated revision from initialize results.
-                if let Some(v) = msg.pointer("/result/protocolVersion").and_then(Value::as_str) {
+                if let Some(v) = msg
+                    .pointer("/result/protocolVersion")
+                    .and_then(Value::as_str)
+                {
                     if let Some(v) = ProtocolVersion::parse(v) {
                         negotiated = Some(v);
                     }
@@ -125,7 +130,10 @@ impl Wire {
                         requests.insert((*side, id.clone()), (m.clone(), stateless_meta.is_some()));
                         (stateless_meta.or(negotiated), Check::Request(m.clone()))
                     }
-                    (Some(m), None) => (stateless_meta.or(negotiated), Check::Notification(m.clone())),
+                    (Some(m), None) => (
+                        stateless_meta.or(negotiated),
+                        Check::Notification(m.clone()),
+                    ),
                     (None, Some(id)) => {
                         let answered = requests.get(&(side.other(), id.clone())).cloned();
                         let rev = match &answered {
@@ -148,7 +156,12 @@ impl Wire {
                 }
             }
         }
-        assert!(failures.is_empty(), "{} of {validated} messages fail the official schema:\n{}", failures.len(), failures.join("\n"));
+        assert!(
+            failures.is_empty(),
+            "{} of {validated} messages fail the official schema:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
     }
 }
 
@@ -163,7 +176,9 @@ fn check(rev: ProtocolVersion, what: &Check, msg: &Value) -> Result<(), String> 
     let schema = Schema::get(rev);
     match what {
         Check::Request(method) => {
-            let def = schema.def_for_method(method, "Request").ok_or(format!("no request definition for `{method}`"))?;
+            let def = schema
+                .def_for_method(method, "Request")
+                .ok_or(format!("no request definition for `{method}`"))?;
             schema.validate(&def, msg)?;
             schema.validate("JSONRPCRequest", msg)
         }
@@ -188,10 +203,18 @@ fn check(rev: ProtocolVersion, what: &Check, msg: &Value) -> Result<(), String> 
                 }
                 return schema.validate("JSONRPCError", &msg);
             }
-            let envelope = if schema.has("JSONRPCResultResponse") { "JSONRPCResultResponse" } else { "JSONRPCResponse" };
+            let envelope = if schema.has("JSONRPCResultResponse") {
+                "JSONRPCResultResponse"
+            } else {
+                "JSONRPCResponse"
+            };
             schema.validate(envelope, msg)?;
-            let Some(method) = method else { return Err("a response to no known request".into()) };
-            let request_def = schema.def_for_method(method, "Request").ok_or(format!("no request definition for `{method}`"))?;
+            let Some(method) = method else {
+                return Err("a response to no known request".into());
+            };
+            let request_def = schema
+                .def_for_method(method, "Request")
+                .ok_or(format!("no request definition for `{method}`"))?;
             let base = request_def.trim_end_matches("Request");
             let response_def = format!("{base}ResultResponse");
             if schema.has(&response_def) {
@@ -225,14 +248,23 @@ impl Schema {
                 .iter()
                 .map(|v| {
                     let path = spec_dir().join(v.as_str()).join("schema.json");
-                    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                    let text = std::fs::read_to_string(&path)
+                        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
                     let root: Value = serde_json::from_str(&text).unwrap();
                     let (container, dialect) = if root.get("$defs").is_some() {
                         ("$defs", "https://json-schema.org/draft/2020-12/schema")
                     } else {
                         ("definitions", "http://json-schema.org/draft-07/schema#")
                     };
-                    (*v, Schema { root, container, dialect, validators: Mutex::new(HashMap::new()) })
+                    (
+                        *v,
+                        Schema {
+                            root,
+                            container,
+                            dialect,
+                            validators: Mutex::new(HashMap::new()),
+                        },
+                    )
                 })
                 .collect()
         })[&rev]
@@ -251,7 +283,11 @@ impl Schema {
         self.defs()
             .iter()
             .filter(|(name, _)| name.ends_with(suffix))
-            .find(|(_, def)| def.pointer("/properties/method/const").and_then(Value::as_str) == Some(method))
+            .find(|(_, def)| {
+                def.pointer("/properties/method/const")
+                    .and_then(Value::as_str)
+                    == Some(method)
+            })
             .map(|(name, _)| name.clone())
     }
 
@@ -266,13 +302,23 @@ impl Schema {
                         "$ref": format!("#/{}/{def}", self.container),
                         (self.container): self.root[self.container].clone(),
                     });
-                    Arc::new(jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("schema for {def}: {e}")))
+                    Arc::new(
+                        jsonschema::validator_for(&schema)
+                            .unwrap_or_else(|e| panic!("schema for {def}: {e}")),
+                    )
                 })
                 .clone()
         };
-        let errors: Vec<String> =
-            validator.iter_errors(instance).take(3).map(|e| format!("{} at {}", e, e.instance_path())).collect();
-        if errors.is_empty() { Ok(()) } else { Err(format!("not a valid {def}: {}", errors.join("; "))) }
+        let errors: Vec<String> = validator
+            .iter_errors(instance)
+            .take(3)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("not a valid {def}: {}", errors.join("; ")))
+        }
     }
 }
 
