@@ -18,19 +18,26 @@
 //! ```
 
 mod dispatch;
+mod features;
+mod handlers;
+mod subscription;
 
 use std::{collections::HashSet, sync::Arc, time::Duration};
 
-use serde::de::DeserializeOwned;
+pub use dispatch::ServerNotification;
+use dispatch::{Handlers, Streams};
+pub use handlers::{ElicitationHandler, RootsHandler, SamplingHandler};
+pub use subscription::Subscription;
+
 use serde_json::{Value, json};
 
 use crate::{
     Error, Result,
     jsonrpc::codes,
     protocol::{
-        CallToolResult, ClientCapabilities, DiscoverResult, Implementation,
-        InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult, ProtocolVersion,
-        ServerCapabilities, Tool, meta, methods,
+        CallToolResult, ClientCapabilities, DiscoverResult, Implementation, InitializeRequestParams,
+        InitializeResult, InputRequiredResult, JsonObject, ListToolsResult, LoggingLevel,
+        ProtocolVersion, RootsCapability, ServerCapabilities, Tool, meta, methods,
     },
     session::{Phase, RequestOptions, Role, Session, SessionConfig},
     transport::{
@@ -68,8 +75,14 @@ pub struct ClientOptions {
     pub probe_timeout: Duration,
     /// Engine settings.
     pub session: SessionConfig,
-    /// Receives server notifications.
+    /// Receives server notifications (those not delivered to a [`Subscription`]).
     pub on_notification: Option<NotificationCallback>,
+    /// The log level asked for: `logging/setLevel` after the handshake, or `_meta` on every
+    /// stateless request (which otherwise get no log messages).
+    pub log_level: Option<LoggingLevel>,
+    /// Most rounds of one multi round-trip request before giving up.
+    pub max_input_rounds: usize,
+    handlers: Handlers,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -94,7 +107,38 @@ impl ClientOptions {
             probe_timeout: Duration::from_secs(10),
             session: SessionConfig::for_role(Role::Client),
             on_notification: None,
+            log_level: None,
+            max_input_rounds: 16,
+            handlers: Handlers::default(),
         }
+    }
+
+    /// Answers sampling requests, and declares the `sampling` capability (with tool use).
+    pub fn sampling(mut self, handler: impl SamplingHandler) -> Self {
+        self.handlers.sampling = Some(Arc::new(handler));
+        self.capabilities.sampling = Some(serde_json::from_value(json!({ "tools": {} })).unwrap_or_default());
+        self
+    }
+
+    /// Answers elicitation requests, and declares the `elicitation` capability (form and URL).
+    pub fn elicitation(mut self, handler: impl ElicitationHandler) -> Self {
+        self.handlers.elicitation = Some(Arc::new(handler));
+        self.capabilities.elicitation =
+            Some(serde_json::from_value(json!({ "form": {}, "url": {} })).unwrap_or_default());
+        self
+    }
+
+    /// Answers `roots/list`, and declares the `roots` capability.
+    pub fn roots(mut self, handler: impl RootsHandler) -> Self {
+        self.handlers.roots = Some(Arc::new(handler));
+        self.capabilities.roots = Some(RootsCapability { list_changed: Some(true), ..Default::default() });
+        self
+    }
+
+    /// Asks for log messages at `level` and above.
+    pub fn log_level(mut self, level: LoggingLevel) -> Self {
+        self.log_level = Some(level);
+        self
     }
 
     /// Sets the era selection.
@@ -154,6 +198,9 @@ struct Inner {
     details: ServerDetails,
     /// The `_meta` every stateless request carries.
     stateless_meta: Option<JsonObject>,
+    handlers: Handlers,
+    streams: Streams,
+    max_input_rounds: usize,
 }
 
 impl Drop for Inner {
@@ -165,29 +212,39 @@ impl Drop for Inner {
 impl Client {
     /// Connects over `transport`: probes the era, handshakes if needed.
     pub async fn connect(transport: impl Transport, options: ClientOptions) -> Result<Client> {
+        let streams = Streams::default();
         let dispatch = Arc::new(dispatch::ClientDispatch::new(
+            options.handlers.clone(),
             options.on_notification.clone(),
+            streams.clone(),
         ));
         let session = Session::start(transport, Role::Client, dispatch, options.session.clone());
-        match negotiate(&session, &options).await {
-            Ok(details) => {
-                let stateless_meta = details
-                    .protocol_version
-                    .is_stateless()
-                    .then(|| stateless_meta(&options, details.protocol_version));
-                Ok(Client {
-                    inner: Arc::new(Inner {
-                        session,
-                        details,
-                        stateless_meta,
-                    }),
-                })
-            }
+        let details = match negotiate(&session, &options).await {
+            Ok(details) => details,
             Err(e) => {
                 session.close().await;
-                Err(e)
+                return Err(e);
+            }
+        };
+        let stateless_meta =
+            details.protocol_version.is_stateless().then(|| stateless_meta(&options, details.protocol_version));
+        let client = Client {
+            inner: Arc::new(Inner {
+                session,
+                details,
+                stateless_meta,
+                handlers: options.handlers.clone(),
+                streams,
+                max_input_rounds: options.max_input_rounds.max(1),
+            }),
+        };
+        if let Some(level) = options.log_level {
+            let handshake = !client.protocol_version().is_stateless();
+            if handshake && client.server().capabilities.logging.is_some() {
+                client.set_logging_level(level).await?;
             }
         }
+        Ok(client)
     }
 
     /// Starts a server process and connects to it over its stdio.
@@ -217,33 +274,90 @@ impl Client {
     }
 
     /// Sends any request, adding the stateless `_meta` when the era needs it, and returns
-    /// the result as JSON.
-    pub async fn request(
-        &self,
-        method: &str,
-        params: Option<Value>,
-        options: RequestOptions,
-    ) -> Result<Value> {
-        let params = match &self.inner.stateless_meta {
-            Some(m) => Some(merge_meta(params, m)?),
-            None => params,
+    /// the result as JSON. In the stateless era a result that asks for input
+    /// (`InputRequiredResult`) is answered with this client's handlers and the request
+    /// retried, until it completes.
+    pub async fn request(&self, method: &str, params: Option<Value>, options: RequestOptions) -> Result<Value> {
+        let Some(meta) = &self.inner.stateless_meta else {
+            return self.inner.session.request(method, params, options).await;
         };
-        let value = self.inner.session.request(method, params, options).await?;
-        if self.inner.stateless_meta.is_some() {
-            check_result_type(method, &value)?;
+        let mut params = merge_meta(params, meta)?;
+        let mut options = options;
+        // Every round is a new request with its own options; progress reaches the same callback.
+        let progress = options.on_progress.take().map(|f| Arc::new(crate::sync::Mutex::new(f)));
+        for _ in 0..self.inner.max_input_rounds {
+            let mut round = RequestOptions {
+                timeout: options.timeout,
+                max_total_timeout: options.max_total_timeout,
+                reset_timeout_on_progress: options.reset_timeout_on_progress,
+                request_progress: options.request_progress,
+                cancel: options.cancel.clone(),
+                route: options.route.clone(),
+                id: options.id.take(),
+                on_progress: None,
+            };
+            if let Some(progress) = &progress {
+                let progress = progress.clone();
+                round.on_progress = Some(Box::new(move |p| (progress.lock())(p)));
+            }
+            let value = self.inner.session.request(method, Some(params.clone()), round).await?;
+            match value.get("resultType").and_then(Value::as_str) {
+                None | Some("complete") => return Ok(value),
+                Some("input_required") => {
+                    let asked: InputRequiredResult = serde_json::from_value(value)
+                        .map_err(|e| Error::Protocol(format!("invalid InputRequiredResult for `{method}`: {e}")))?;
+                    let requests = asked.input_requests.unwrap_or_default();
+                    let answers = self.answer_inputs(method, requests, options.cancel.clone()).await?;
+                    if let Value::Object(map) = &mut params {
+                        map.insert("inputResponses".into(), Value::Object(answers));
+                        match asked.request_state {
+                            Some(state) => map.insert("requestState".into(), Value::String(state)),
+                            None => map.remove("requestState"),
+                        };
+                    }
+                }
+                Some(other) => {
+                    return Err(Error::Protocol(format!("`{method}` returned unknown resultType `{other}`")));
+                }
+            }
         }
-        Ok(value)
+        Err(Error::Protocol(format!(
+            "`{method}` still asked for input after {} rounds",
+            self.inner.max_input_rounds
+        )))
     }
 
-    async fn request_typed<T: DeserializeOwned>(
+    /// Answers the questions of an `InputRequiredResult` with this client's handlers.
+    async fn answer_inputs(
         &self,
         method: &str,
-        params: Option<Value>,
-        options: RequestOptions,
-    ) -> Result<T> {
-        let value = self.request(method, params, options).await?;
-        serde_json::from_value(value)
-            .map_err(|e| Error::Protocol(format!("invalid `{method}` result: {e}")))
+        requests: std::collections::BTreeMap<String, crate::protocol::InputRequest>,
+        cancel: Option<tokio_util::sync::CancellationToken>,
+    ) -> Result<JsonObject> {
+        let cancel = cancel.unwrap_or_default();
+        let answers = futures::future::join_all(requests.into_iter().map(|(key, request)| {
+            let handlers = self.inner.handlers.clone();
+            let cancel = cancel.clone();
+            async move {
+                let answer = handlers.answer(&request.method, request.params, cancel).await;
+                (key, request.method, answer)
+            }
+        }))
+        .await;
+        let mut out = JsonObject::new();
+        for (key, asked, answer) in answers {
+            match answer {
+                Ok(value) => {
+                    out.insert(key, value);
+                }
+                Err(e) => {
+                    return Err(Error::Protocol(format!(
+                        "`{method}` asked for `{asked}`, which this client could not answer: {e}"
+                    )));
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Checks the server is alive: `ping` in the handshake era, `server/discover` in the
@@ -331,6 +445,9 @@ fn stateless_meta(options: &ClientOptions, version: ProtocolVersion) -> JsonObje
         json!(options.capabilities),
     );
     m.insert(meta::CLIENT_INFO.into(), json!(options.info));
+    if let Some(level) = options.log_level {
+        m.insert(meta::LOG_LEVEL.into(), json!(level));
+    }
     m
 }
 
@@ -354,18 +471,6 @@ fn merge_meta(params: Option<Value>, extra: &JsonObject) -> Result<Value> {
     Ok(params)
 }
 
-/// A stateless result must say it is complete; absent means complete (older servers).
-fn check_result_type(method: &str, value: &Value) -> Result<()> {
-    match value.get("resultType").and_then(Value::as_str) {
-        None | Some("complete") => Ok(()),
-        Some("input_required") => Err(Error::Protocol(format!(
-            "`{method}` asked for more input (input_required), which this client does not handle"
-        ))),
-        Some(other) => Err(Error::Protocol(format!(
-            "`{method}` returned unknown resultType `{other}`"
-        ))),
-    }
-}
 
 async fn negotiate(session: &Session, options: &ClientOptions) -> Result<ServerDetails> {
     match &options.protocol {

@@ -6,16 +6,30 @@
 //! are constants in [`methods`].
 
 mod cancel;
+mod client_features;
+mod completion;
 mod content;
 mod discover;
 mod lifecycle;
+mod logging;
 pub mod meta;
 pub mod methods;
 mod progress;
+mod prompts;
+mod resources;
+mod stateless;
 mod tools;
 mod version;
 
 pub use cancel::CancelledNotificationParams;
+pub use client_features::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams,
+    ElicitResult, ListRootsResult, Root, SamplingMessage,
+};
+pub use completion::{
+    CompleteRequestParams, CompleteResult, Completion, CompletionArgument, CompletionContext,
+    CompletionReference,
+};
 pub use content::{
     AudioContent, ContentBlock, EmbeddedResource, ImageContent, ResourceContents, ResourceLink,
     TextContent,
@@ -25,7 +39,19 @@ pub use lifecycle::{
     ClientCapabilities, Implementation, InitializeRequestParams, InitializeResult,
     ListChangedCapability, ResourcesCapability, RootsCapability, ServerCapabilities,
 };
+pub use logging::{LoggingLevel, LoggingMessageNotificationParams, SetLevelRequestParams};
 pub use progress::{ProgressNotificationParams, ProgressToken};
+pub use prompts::{
+    GetPromptRequestParams, GetPromptResult, ListPromptsResult, Prompt, PromptArgument,
+    PromptMessage, Role,
+};
+pub use resources::{
+    ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,
+    ResourceTemplate, ResourceUriParams,
+};
+pub use stateless::{
+    InputRequest, InputRequiredResult, SubscriptionFilter, SubscriptionsListenRequestParams,
+};
 pub use tools::{
     CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams, Tool,
     ToolAnnotations,

@@ -1,15 +1,15 @@
-//! The server role: runtime registration of tools (and, in later modules, resources and
-//! prompts), served over any transport to clients of either era.
+//! The server role: tools, resources, resource templates, prompts and completions registered
+//! at runtime, served over any transport to clients of either era.
 //!
 //! ```no_run
-//! use oxmcp::{protocol::{CallToolResult, Tool}, server::Server};
-//! use serde_json::json;
+//! use oxmcp::{protocol::{CallToolResult, Tool}, server::{Context, Server}};
+//! use serde_json::{json, Value};
 //!
 //! # async fn run() -> oxmcp::Result<()> {
 //! let server = Server::builder("weather", "1.0.0").build();
 //! server.add_tool(
 //!     Tool::new("echo", "Echo the text", json!({"type": "object", "properties": {"text": {"type": "string"}}})),
-//!     |args: serde_json::Value, _ctx| async move {
+//!     |args: Value, _ctx: Context| async move {
 //!         Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default()))
 //!     },
 //! )?;
@@ -17,9 +17,19 @@
 //! # }
 //! ```
 
+mod completion;
+mod context;
 mod dispatch;
+mod features;
+mod input;
+mod lifecycle;
 mod pagination;
+mod prompts;
+mod resources;
+mod session_data;
+mod subscriptions;
 mod tools;
+pub mod uri_template;
 
 use std::{
     collections::HashMap,
@@ -30,13 +40,21 @@ use std::{
     time::Duration,
 };
 
+pub use completion::CompletionHandler;
+pub use context::Context;
 pub use pagination::DEFAULT_PAGE_SIZE;
-use tools::RegisteredTool;
+pub use prompts::{PromptHandler, PromptResult};
+pub use resources::{ResourceError, ResourceHandler, ResourceResult};
+use session_data::SessionData;
+use subscriptions::Listener;
+use tokio_util::sync::CancellationToken;
 pub use tools::{ToolError, ToolHandler, ToolResult};
+use tools::RegisteredTool;
 
 use crate::{
     Error, Result,
-    protocol::{Implementation, ProtocolVersion, Tool, methods},
+    jsonrpc::RequestId,
+    protocol::{Implementation, Prompt, ProtocolVersion, Resource, ResourceTemplate, Tool, methods},
     session::{Role, Session, SessionConfig},
     sync::{Mutex, RwLock},
     transport::{Route, Transport, stdio::StdioTransport},
@@ -51,6 +69,16 @@ pub struct ServerBuilder {
     page_size: usize,
     list_ttl: Duration,
     session_config: SessionConfig,
+    state_key: Option<[u8; 32]>,
+    advertise: Advertise,
+}
+
+/// Capabilities declared even before anything is registered, for servers that register at
+/// runtime after clients connect.
+#[derive(Debug, Default, Clone, Copy)]
+struct Advertise {
+    resources: bool,
+    prompts: bool,
 }
 
 impl ServerBuilder {
@@ -61,10 +89,7 @@ impl ServerBuilder {
     }
 
     /// Restricts the revisions this server speaks (default: all five).
-    pub fn protocol_versions(
-        mut self,
-        versions: impl IntoIterator<Item = ProtocolVersion>,
-    ) -> Self {
+    pub fn protocol_versions(mut self, versions: impl IntoIterator<Item = ProtocolVersion>) -> Self {
         self.versions = versions.into_iter().collect();
         self.versions.sort();
         self.versions.dedup();
@@ -77,7 +102,7 @@ impl ServerBuilder {
         self
     }
 
-    /// `ttlMs` on list results (2026-07-28); 0 (the default) means "do not cache".
+    /// `ttlMs` on list and read results (2026-07-28); 0 (the default) means "do not cache".
     pub fn list_ttl(mut self, ttl: Duration) -> Self {
         self.list_ttl = ttl;
         self
@@ -86,6 +111,25 @@ impl ServerBuilder {
     /// Engine settings for every session.
     pub fn session_config(mut self, config: SessionConfig) -> Self {
         self.session_config = config;
+        self
+    }
+
+    /// The key that signs `requestState` in multi round-trip requests. Several instances
+    /// behind one load balancer must share it; by default each server picks a random one.
+    pub fn request_state_key(mut self, key: [u8; 32]) -> Self {
+        self.state_key = Some(key);
+        self
+    }
+
+    /// Declares the resources capability even while none is registered.
+    pub fn advertise_resources(mut self) -> Self {
+        self.advertise.resources = true;
+        self
+    }
+
+    /// Declares the prompts capability even while none is registered.
+    pub fn advertise_prompts(mut self) -> Self {
+        self.advertise.prompts = true;
         self
     }
 
@@ -99,9 +143,18 @@ impl ServerBuilder {
                 page_size: self.page_size,
                 list_ttl: self.list_ttl,
                 session_config: self.session_config,
-                tools: RwLock::new(Registry::default()),
+                sealer: match self.state_key {
+                    Some(key) => input::StateSealer::new(key),
+                    None => input::StateSealer::random(),
+                },
+                advertise: self.advertise,
+                tools: RwLock::new(ToolRegistry::default()),
+                resources: RwLock::new(resources::ResourceRegistry::default()),
+                prompts: RwLock::new(prompts::PromptRegistry::default()),
                 sessions: Mutex::new(HashMap::new()),
+                listeners: Mutex::new(HashMap::new()),
                 next_session: AtomicU64::new(0),
+                shutdown: CancellationToken::new(),
             }),
         }
     }
@@ -115,15 +168,13 @@ pub struct Server {
 
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Server")
-            .field("info", &self.inner.info)
-            .finish_non_exhaustive()
+        f.debug_struct("Server").field("info", &self.inner.info).finish_non_exhaustive()
     }
 }
 
 /// Tools in registration order, with an index by name.
 #[derive(Default)]
-struct Registry {
+struct ToolRegistry {
     order: Vec<String>,
     by_name: HashMap<String, RegisteredTool>,
 }
@@ -135,9 +186,15 @@ struct Inner {
     page_size: usize,
     list_ttl: Duration,
     session_config: SessionConfig,
-    tools: RwLock<Registry>,
-    sessions: Mutex<HashMap<u64, Session>>,
+    sealer: input::StateSealer,
+    advertise: Advertise,
+    tools: RwLock<ToolRegistry>,
+    resources: RwLock<resources::ResourceRegistry>,
+    prompts: RwLock<prompts::PromptRegistry>,
+    sessions: Mutex<HashMap<u64, (Session, Arc<SessionData>)>>,
+    listeners: Mutex<HashMap<(u64, RequestId), Listener>>,
     next_session: AtomicU64,
+    shutdown: CancellationToken,
 }
 
 impl Server {
@@ -150,6 +207,8 @@ impl Server {
             page_size: DEFAULT_PAGE_SIZE,
             list_ttl: Duration::ZERO,
             session_config: SessionConfig::for_role(Role::Server),
+            state_key: None,
+            advertise: Advertise::default(),
         }
     }
 
@@ -174,7 +233,7 @@ impl Server {
                 tools.order.push(name);
             }
         }
-        self.notify_list_changed(methods::TOOLS_LIST_CHANGED);
+        self.inner.list_changed(methods::TOOLS_LIST_CHANGED);
         Ok(())
     }
 
@@ -189,7 +248,7 @@ impl Server {
             removed
         };
         if removed {
-            self.notify_list_changed(methods::TOOLS_LIST_CHANGED);
+            self.inner.list_changed(methods::TOOLS_LIST_CHANGED);
         }
         removed
     }
@@ -197,25 +256,95 @@ impl Server {
     /// The registered tools, in registration order.
     pub fn tools(&self) -> Vec<Tool> {
         let tools = self.inner.tools.read();
-        tools
-            .order
-            .iter()
-            .filter_map(|n| tools.by_name.get(n))
-            .map(|t| t.tool.clone())
-            .collect()
+        tools.order.iter().filter_map(|n| tools.by_name.get(n)).map(|t| t.tool.clone()).collect()
+    }
+
+    /// Registers (or replaces) a resource with a fixed URI.
+    pub fn add_resource(&self, resource: Resource, handler: impl ResourceHandler) {
+        self.inner.resources.write().add(resource, Arc::new(handler));
+        self.inner.list_changed(methods::RESOURCES_LIST_CHANGED);
+    }
+
+    /// Removes a resource; returns whether it existed.
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        let removed = self.inner.resources.write().remove(uri);
+        if removed {
+            self.inner.list_changed(methods::RESOURCES_LIST_CHANGED);
+        }
+        removed
+    }
+
+    /// Registers (or replaces) a resource template. Fails if the URI template is malformed.
+    pub fn add_resource_template(&self, template: ResourceTemplate, handler: impl ResourceHandler) -> Result<()> {
+        self.inner.resources.write().add_template(template, Arc::new(handler))?;
+        self.inner.list_changed(methods::RESOURCES_LIST_CHANGED);
+        Ok(())
+    }
+
+    /// Completes one variable of a registered template.
+    pub fn add_template_completion(
+        &self,
+        uri_template: &str,
+        variable: &str,
+        handler: impl CompletionHandler,
+    ) -> Result<()> {
+        let mut resources = self.inner.resources.write();
+        let template = resources
+            .templates
+            .iter_mut()
+            .find(|t| t.template.uri_template == uri_template)
+            .ok_or_else(|| Error::InvalidArgument(format!("no resource template `{uri_template}`")))?;
+        if !template.matcher.variables().any(|v| v == variable) {
+            return Err(Error::InvalidArgument(format!("`{uri_template}` has no variable `{variable}`")));
+        }
+        template.completions.insert(variable.to_owned(), Arc::new(handler));
+        Ok(())
+    }
+
+    /// Registers (or replaces) a prompt.
+    pub fn add_prompt(&self, prompt: Prompt, handler: impl PromptHandler) -> Result<()> {
+        self.inner.prompts.write().add(prompt, Arc::new(handler))?;
+        self.inner.list_changed(methods::PROMPTS_LIST_CHANGED);
+        Ok(())
+    }
+
+    /// Removes a prompt; returns whether it existed.
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        let removed = self.inner.prompts.write().remove(name);
+        if removed {
+            self.inner.list_changed(methods::PROMPTS_LIST_CHANGED);
+        }
+        removed
+    }
+
+    /// Completes one argument of a registered prompt.
+    pub fn add_prompt_completion(&self, prompt: &str, argument: &str, handler: impl CompletionHandler) -> Result<()> {
+        let mut prompts = self.inner.prompts.write();
+        let registered = prompts
+            .by_name
+            .get_mut(prompt)
+            .ok_or_else(|| Error::InvalidArgument(format!("no prompt `{prompt}`")))?;
+        let known = registered.prompt.arguments.iter().flatten().any(|a| a.name == argument);
+        if !known {
+            return Err(Error::InvalidArgument(format!("prompt `{prompt}` has no argument `{argument}`")));
+        }
+        registered.completions.insert(argument.to_owned(), Arc::new(handler));
+        Ok(())
+    }
+
+    /// Tells subscribers that a resource changed: handshake-era sessions that sent
+    /// `resources/subscribe` for it, and `subscriptions/listen` streams that asked for it.
+    pub fn notify_resource_updated(&self, uri: &str) {
+        self.inner.resource_updated(uri);
     }
 
     /// Serves one client over `transport`. The session runs until the transport closes.
     pub fn serve(&self, transport: impl Transport) -> Session {
         let id = self.inner.next_session.fetch_add(1, Ordering::Relaxed);
-        let dispatch = Arc::new(dispatch::ServerDispatch::new(self.inner.clone(), id));
-        let session = Session::start(
-            transport,
-            Role::Server,
-            dispatch,
-            self.inner.session_config.clone(),
-        );
-        self.inner.sessions.lock().insert(id, session.clone());
+        let data = Arc::new(SessionData::default());
+        let dispatch = Arc::new(dispatch::ServerDispatch::new(self.inner.clone(), id, data.clone()));
+        let session = Session::start(transport, Role::Server, dispatch, self.inner.session_config.clone());
+        self.inner.sessions.lock().insert(id, (session.clone(), data));
         session
     }
 
@@ -228,18 +357,40 @@ impl Server {
         }
     }
 
+    /// Ends every `subscriptions/listen` stream with its final result (for a graceful stop).
+    pub fn end_subscriptions(&self) {
+        self.inner.shutdown.cancel();
+    }
+
     /// How many sessions are open.
     pub fn session_count(&self) -> usize {
         self.inner.sessions.lock().len()
     }
+}
 
-    /// Tells every handshake-era session that has finished initializing.
-    fn notify_list_changed(&self, method: &str) {
-        let sessions: Vec<Session> = self.inner.sessions.lock().values().cloned().collect();
+impl Inner {
+    /// Tells handshake-era sessions that finished initializing, and listen streams that asked.
+    fn list_changed(&self, method: &str) {
+        let sessions: Vec<Session> = self.sessions.lock().values().map(|(s, _)| s.clone()).collect();
         for session in sessions {
             if session.state().is_initialized() {
                 session.notify_nowait(method, None, Route::Unrelated);
             }
         }
+        subscriptions::deliver(self, method, None);
+    }
+
+    fn resource_updated(&self, uri: &str) {
+        let sessions: Vec<Session> = self
+            .sessions
+            .lock()
+            .values()
+            .filter(|(_, data)| data.subscriptions.lock().contains(uri))
+            .map(|(s, _)| s.clone())
+            .collect();
+        for session in sessions {
+            session.notify_nowait(methods::RESOURCES_UPDATED, Some(serde_json::json!({ "uri": uri })), Route::Unrelated);
+        }
+        subscriptions::deliver(self, methods::RESOURCES_UPDATED, Some(uri));
     }
 }

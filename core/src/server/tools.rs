@@ -10,7 +10,7 @@ use crate::{
     jsonrpc::ErrorObject,
     protocol::{CallToolResult, Tool},
     schema::SchemaValidator,
-    session::RequestContext,
+    server::Context,
 };
 
 /// Why a tool call did not produce a result.
@@ -53,19 +53,19 @@ pub type ToolResult = Result<CallToolResult, ToolError>;
 /// A tool implementation. Arguments arrive as a JSON object already validated against the
 /// tool's `inputSchema`.
 ///
-/// Implemented for async closures `Fn(Value, RequestContext) -> impl Future<Output = ToolResult>`;
+/// Implemented for async closures `Fn(Value, Context) -> impl Future<Output = ToolResult>`;
 /// bindings implement it around host callables.
 pub trait ToolHandler: Send + Sync + 'static {
     /// Runs the tool. The future is dropped if the caller cancels.
-    fn call(&self, arguments: Value, ctx: RequestContext) -> BoxFuture<'static, ToolResult>;
+    fn call(&self, arguments: Value, ctx: Context) -> BoxFuture<'static, ToolResult>;
 }
 
 impl<F, Fut> ToolHandler for F
 where
-    F: Fn(Value, RequestContext) -> Fut + Send + Sync + 'static,
+    F: Fn(Value, Context) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = ToolResult> + Send + 'static,
 {
-    fn call(&self, arguments: Value, ctx: RequestContext) -> BoxFuture<'static, ToolResult> {
+    fn call(&self, arguments: Value, ctx: Context) -> BoxFuture<'static, ToolResult> {
         Box::pin(self(arguments, ctx))
     }
 }

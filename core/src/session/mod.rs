@@ -197,6 +197,11 @@ impl Session {
         self.inner.done.cancelled().await;
     }
 
+    /// A fresh id for an outgoing request (see [`RequestOptions::id`]).
+    pub fn allocate_id(&self) -> RequestId {
+        RequestId::Number(self.inner.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
     /// Asks the session to close without waiting (for use in `Drop`).
     pub fn request_close(&self) {
         self.inner.close_requested.cancel();
@@ -221,7 +226,7 @@ impl Session {
         params: Option<Value>,
         mut options: RequestOptions,
     ) -> Result<Box<RawValue>> {
-        let id = RequestId::Number(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
+        let id = options.id.take().unwrap_or_else(|| self.allocate_id());
         let wants_progress = options.on_progress.is_some() || options.request_progress;
         let params = if wants_progress {
             Some(with_progress_token(params, &id)?)
@@ -269,8 +274,10 @@ impl Session {
             .max_total_timeout
             .unwrap_or(self.inner.config.max_request_timeout);
         let started = tokio::time::Instant::now();
-        let hard_deadline = started + max_total;
-        let mut deadline = (started + timeout).min(hard_deadline);
+        // A deadline too far to represent never fires.
+        let far = started + Duration::from_secs(100 * 365 * 24 * 3600);
+        let hard_deadline = started.checked_add(max_total).unwrap_or(far).min(far);
+        let mut deadline = started.checked_add(timeout).unwrap_or(far).min(hard_deadline);
         let cancel = options.cancel.take().unwrap_or_default();
         loop {
             tokio::select! {
@@ -292,7 +299,8 @@ impl Session {
                 }
                 Some(progress) = recv_opt(&mut progress_rx) => {
                     if options.reset_timeout_on_progress {
-                        deadline = (tokio::time::Instant::now() + timeout).min(hard_deadline);
+                        let now = tokio::time::Instant::now();
+                        deadline = now.checked_add(timeout).unwrap_or(far).min(hard_deadline);
                     }
                     if let Some(callback) = options.on_progress.as_mut() {
                         callback(progress);

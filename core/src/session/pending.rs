@@ -42,6 +42,9 @@ pub struct RequestOptions {
     pub cancel: Option<CancellationToken>,
     /// Where the request belongs (set by a handler's context for nested requests).
     pub route: Route,
+    /// The id to send the request with, from [`super::Session::allocate_id`] (for callers
+    /// that must know it before the response, like a subscription stream).
+    pub id: Option<RequestId>,
 }
 
 impl Default for RequestOptions {
@@ -54,6 +57,7 @@ impl Default for RequestOptions {
             request_progress: false,
             cancel: None,
             route: Route::Unrelated,
+            id: None,
         }
     }
 }
@@ -68,6 +72,7 @@ impl fmt::Debug for RequestOptions {
             .field("request_progress", &self.request_progress)
             .field("cancel", &self.cancel.is_some())
             .field("route", &self.route)
+            .field("id", &self.id)
             .finish()
     }
 }
@@ -88,6 +93,12 @@ impl RequestOptions {
     ) -> Self {
         self.on_progress = Some(Box::new(callback));
         self
+    }
+
+    /// Waits for the response however long it takes (for long-lived requests such as
+    /// `subscriptions/listen`).
+    pub fn without_timeout() -> Self {
+        RequestOptions { timeout: Some(Duration::MAX), max_total_timeout: Some(Duration::MAX), ..Default::default() }
     }
 
     /// Sets a cancellation token.

@@ -134,7 +134,7 @@ pub fn test_server_with(builder: oxmcp::server::ServerBuilder, probe: &Probe) ->
                 "Sleep for ms milliseconds",
                 object_schema(json!({"ms": {"type": "integer"}}), &["ms"]),
             ),
-            move |args: Value, ctx: oxmcp::session::RequestContext| {
+            move |args: Value, ctx: oxmcp::server::Context| {
                 let p = p.clone();
                 async move {
                     let ms = args["ms"].as_u64().unwrap_or(0);
@@ -156,7 +156,7 @@ pub fn test_server_with(builder: oxmcp::server::ServerBuilder, probe: &Probe) ->
                 "Block until cancelled",
                 object_schema(json!({}), &[]),
             ),
-            move |_args: Value, ctx: oxmcp::session::RequestContext| {
+            move |_args: Value, ctx: oxmcp::server::Context| {
                 let p = p.clone();
                 async move {
                     p.push("started");
@@ -188,7 +188,7 @@ pub fn test_server_with(builder: oxmcp::server::ServerBuilder, probe: &Probe) ->
                 "Report progress",
                 object_schema(json!({"steps": {"type": "integer"}}), &["steps"]),
             ),
-            |args: Value, ctx: oxmcp::session::RequestContext| async move {
+            |args: Value, ctx: oxmcp::server::Context| async move {
                 let steps = args["steps"].as_u64().unwrap_or(3);
                 for i in 1..=steps {
                     ctx.report_progress(i as f64, Some(steps as f64), Some(&format!("step {i}")))
@@ -208,7 +208,7 @@ pub fn test_server_with(builder: oxmcp::server::ServerBuilder, probe: &Probe) ->
                     &["interval_ms", "steps"],
                 ),
             ),
-            |args: Value, ctx: oxmcp::session::RequestContext| async move {
+            |args: Value, ctx: oxmcp::server::Context| async move {
                 let interval = Duration::from_millis(args["interval_ms"].as_u64().unwrap_or(0));
                 let steps = args["steps"].as_u64().unwrap_or(0);
                 for i in 1..=steps {

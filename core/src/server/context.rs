@@ -1,0 +1,176 @@
+//! What a server handler gets: the request's context plus the server-side powers that depend
+//! on the era. `elicit`, `sample` and `list_roots` are written once and work with both kinds of
+//! client: in the handshake era they send a request to the client and wait for its answer; in
+//! the stateless era they return the answer carried by the client's retried request, or end
+//! this round with an `InputRequiredResult` and the handler runs again on the retry.
+//!
+//! **Work done before such a call must be safe to repeat**: on a stateless connection the
+//! handler starts over from the top on every retry, with the answers given so far.
+
+use std::{ops::Deref, sync::Arc};
+
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::input::InputRound;
+use crate::{
+    Error, Result,
+    jsonrpc::{ErrorObject, codes},
+    protocol::{
+        CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams,
+        ElicitResult, ListRootsResult, LoggingLevel, ProtocolVersion, methods,
+    },
+    schema::SchemaValidator,
+    session::{RequestContext, RequestOptions},
+};
+
+/// The context of one request to a server handler. Dereferences to [`RequestContext`] for the
+/// id, `_meta`, cancellation and progress.
+#[derive(Clone, Debug)]
+pub struct Context {
+    request: RequestContext,
+    scope: Arc<Scope>,
+}
+
+/// Server-side facts about one request.
+#[derive(Debug)]
+pub(crate) struct Scope {
+    /// The stateless revision the request declared, if it is a stateless request.
+    pub(crate) stateless: Option<ProtocolVersion>,
+    /// The capabilities of the client for this request.
+    pub(crate) client_capabilities: Value,
+    /// The lowest level that may be sent (`None`: send nothing).
+    pub(crate) log_level: Option<LoggingLevel>,
+    /// Answers and new questions of a stateless multi round-trip request.
+    pub(crate) input: Option<Arc<InputRound>>,
+}
+
+impl Deref for Context {
+    type Target = RequestContext;
+    fn deref(&self) -> &RequestContext {
+        &self.request
+    }
+}
+
+impl Context {
+    pub(crate) fn new(request: RequestContext, scope: Scope) -> Self {
+        Context { request, scope: Arc::new(scope) }
+    }
+
+    /// The request context.
+    pub fn request(&self) -> &RequestContext {
+        &self.request
+    }
+
+    /// Whether the client declared a capability (`sampling`, `elicitation`, `roots`, …) for
+    /// this request.
+    pub fn client_supports(&self, capability: &str) -> bool {
+        self.scope.client_capabilities.get(capability).is_some_and(|c| !c.is_null())
+    }
+
+    /// Sends a log message for this request, if the client asked for this level: in the
+    /// handshake era by `logging/setLevel` (everything until it does), in the stateless era by
+    /// `_meta` `io.modelcontextprotocol/logLevel` (nothing unless it does).
+    pub async fn log(&self, level: LoggingLevel, logger: Option<&str>, data: Value) -> Result<()> {
+        if self.scope.log_level.is_none_or(|min| level < min) {
+            return Ok(());
+        }
+        let mut params = json!({ "level": level, "data": data });
+        if let Some(logger) = logger {
+            params["logger"] = json!(logger);
+        }
+        self.request.notify(methods::LOGGING_MESSAGE, Some(params)).await
+    }
+
+    /// Asks the user, through the client, to fill in a form or visit a URL.
+    ///
+    /// An accepted form answer is checked against the requested schema; one that does not
+    /// match is an error, never handed to the handler.
+    pub async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult> {
+        let url_mode = params.is_url();
+        let required = if url_mode { json!({ "elicitation": { "url": {} } }) } else { json!({ "elicitation": {} }) };
+        let supported = self.client_supports("elicitation")
+            && (!url_mode || self.scope.client_capabilities.pointer("/elicitation/url").is_some());
+        let mut params = params;
+        if url_mode {
+            // 2025-11-25 requires an id to correlate its completion notice; 2026-07-28 dropped both.
+            match self.scope.stateless {
+                Some(_) => params.elicitation_id = None,
+                None if params.elicitation_id.is_none() => params.elicitation_id = Some(super::input::random_id()),
+                None => {}
+            }
+        }
+        let schema = params.requested_schema.clone();
+        let result: ElicitResult =
+            self.ask("elicitation", methods::ELICITATION_CREATE, serde_json::to_value(&params), supported, required).await?;
+        if let (ElicitAction::Accept, Some(schema), Some(content)) = (result.action, schema, &result.content) {
+            let validator = SchemaValidator::compile(&Value::Object(schema))?;
+            if let Err(problems) = validator.validate(&Value::Object(content.clone())) {
+                return Err(Error::Protocol(format!(
+                    "the elicitation answer does not match the requested schema: {}",
+                    problems.join("; ")
+                )));
+            }
+        }
+        Ok(result)
+    }
+
+    /// Asks the client's model for a completion.
+    pub async fn sample(&self, params: CreateMessageRequestParams) -> Result<CreateMessageResult> {
+        let uses_tools = params.tools.as_ref().is_some_and(|t| !t.is_empty());
+        let supported = self.client_supports("sampling")
+            && (!uses_tools || self.scope.client_capabilities.pointer("/sampling/tools").is_some());
+        let required = if uses_tools { json!({ "sampling": { "tools": {} } }) } else { json!({ "sampling": {} }) };
+        self.ask("sampling", methods::SAMPLING_CREATE_MESSAGE, serde_json::to_value(&params), supported, required).await
+    }
+
+    /// Asks the client for its roots.
+    pub async fn list_roots(&self) -> Result<ListRootsResult> {
+        let supported = self.client_supports("roots");
+        self.ask("roots", methods::ROOTS_LIST, Ok(json!({})), supported, json!({ "roots": {} })).await
+    }
+
+    async fn ask<T: DeserializeOwned>(
+        &self,
+        kind: &'static str,
+        method: &str,
+        params: serde_json::Result<Value>,
+        supported: bool,
+        required: Value,
+    ) -> Result<T> {
+        let params = params.map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let decode = |v: Value| {
+            serde_json::from_value::<T>(v).map_err(|e| Error::Protocol(format!("invalid `{method}` answer: {e}")))
+        };
+        match &self.scope.input {
+            Some(round) => {
+                let key = round.next_key(kind);
+                if let Some(answer) = round.answer(&key) {
+                    return decode(answer);
+                }
+                if !supported {
+                    round.fail(
+                        ErrorObject::new(
+                            codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                            format!("This request needs the client capability `{kind}`"),
+                        )
+                        .with_data(json!({ "requiredCapabilities": required })),
+                    );
+                } else {
+                    round.ask(key, method, params);
+                }
+                // The round ends here: the dispatcher answers with what was asked and drops
+                // this handler; the client's retry runs it again with the answer.
+                std::future::pending().await
+            }
+            None => {
+                if !supported {
+                    return Err(Error::InvalidArgument(format!(
+                        "the client did not declare the `{kind}` capability"
+                    )));
+                }
+                decode(self.request.request(method, Some(params), RequestOptions::default()).await?)
+            }
+        }
+    }
+}

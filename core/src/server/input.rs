@@ -1,0 +1,272 @@
+//! Multi round-trip requests (2026-07-28) on the server: the answers a retried request
+//! carries, the questions a handler asks, and the signed `requestState` that carries earlier
+//! answers between rounds so the server keeps nothing in memory.
+//!
+//! `requestState` is attacker-controlled input. It is sealed with HMAC-SHA256 under a key the
+//! server picks at random (or the deployment configures, for several instances), and binds the
+//! method, a digest of the request's salient params and an expiry, so a state cannot be
+//! tampered with, replayed on a different request, or kept forever.
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    time::{Duration, SystemTime, UNIX_EPOCH},
+};
+
+use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
+use hmac::{Hmac, KeyInit, Mac};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use tokio::sync::Notify;
+
+use crate::{
+    jsonrpc::ErrorObject,
+    protocol::{InputRequest, JsonObject},
+    sync::Mutex,
+};
+
+/// How long a `requestState` stays valid.
+pub(crate) const STATE_TTL: Duration = Duration::from_secs(600);
+
+/// Rounds of a single request; a handler that keeps asking after this many is stopped.
+pub(crate) const MAX_ANSWERS: usize = 64;
+
+/// One round of a stateless request.
+#[derive(Debug)]
+pub(crate) struct InputRound {
+    answers: BTreeMap<String, Value>,
+    state: Mutex<RoundState>,
+    /// Fires when the handler asked a question or failed: the round is over.
+    pub(crate) ended: Notify,
+}
+
+#[derive(Debug, Default)]
+struct RoundState {
+    counters: HashMap<&'static str, usize>,
+    asked: BTreeMap<String, InputRequest>,
+    failure: Option<ErrorObject>,
+}
+
+/// How a round ended when the handler did not simply return.
+pub(crate) enum RoundEnd {
+    /// Questions for the client.
+    Asked(BTreeMap<String, InputRequest>),
+    /// A protocol error (a missing client capability, say).
+    Failed(ErrorObject),
+}
+
+impl InputRound {
+    pub(crate) fn new(answers: BTreeMap<String, Value>) -> Self {
+        InputRound { answers, state: Mutex::new(RoundState::default()), ended: Notify::new() }
+    }
+
+    /// The key of the next question of this kind: deterministic, so the same handler asks
+    /// the same keys on every run.
+    pub(crate) fn next_key(&self, kind: &'static str) -> String {
+        let mut state = self.state.lock();
+        let n = state.counters.entry(kind).or_default();
+        let key = format!("{kind}-{n}");
+        *n += 1;
+        key
+    }
+
+    pub(crate) fn answer(&self, key: &str) -> Option<Value> {
+        self.answers.get(key).cloned()
+    }
+
+    pub(crate) fn ask(&self, key: String, method: &str, params: Value) {
+        self.state.lock().asked.insert(key, InputRequest { method: method.to_owned(), params: Some(params) });
+        self.ended.notify_one();
+    }
+
+    pub(crate) fn fail(&self, error: ErrorObject) {
+        self.state.lock().failure.get_or_insert(error);
+        self.ended.notify_one();
+    }
+
+    /// How the round ended, if the handler asked or failed.
+    pub(crate) fn end(&self) -> Option<RoundEnd> {
+        let mut state = self.state.lock();
+        if let Some(error) = state.failure.take() {
+            return Some(RoundEnd::Failed(error));
+        }
+        if state.asked.is_empty() {
+            return None;
+        }
+        Some(RoundEnd::Asked(std::mem::take(&mut state.asked)))
+    }
+
+    /// All answers so far (to carry into the next round's state).
+    pub(crate) fn answers(&self) -> &BTreeMap<String, Value> {
+        &self.answers
+    }
+}
+
+/// What a sealed `requestState` holds.
+#[derive(Serialize, Deserialize)]
+struct StatePayload {
+    /// The request method the state belongs to.
+    m: String,
+    /// SHA-256 of the request's salient params (hex).
+    d: String,
+    /// Expiry, seconds since the epoch.
+    e: u64,
+    /// Answers given in earlier rounds.
+    a: BTreeMap<String, Value>,
+}
+
+/// Seals and opens `requestState` values.
+#[derive(Clone)]
+pub(crate) struct StateSealer {
+    key: [u8; 32],
+}
+
+impl std::fmt::Debug for StateSealer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StateSealer(..)")
+    }
+}
+
+impl StateSealer {
+    pub(crate) fn new(key: [u8; 32]) -> Self {
+        StateSealer { key }
+    }
+
+    pub(crate) fn random() -> Self {
+        let mut key = [0u8; 32];
+        fill_random(&mut key);
+        StateSealer { key }
+    }
+
+    fn mac(&self, data: &[u8]) -> Vec<u8> {
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key).expect("HMAC takes keys of any length");
+        mac.update(data);
+        mac.finalize().into_bytes().to_vec()
+    }
+
+    pub(crate) fn seal(&self, method: &str, digest: &str, answers: &BTreeMap<String, Value>) -> String {
+        let payload = StatePayload {
+            m: method.to_owned(),
+            d: digest.to_owned(),
+            e: now_secs() + STATE_TTL.as_secs(),
+            a: answers.clone(),
+        };
+        let body = serde_json::to_vec(&payload).unwrap_or_default();
+        format!("{}.{}", URL_SAFE_NO_PAD.encode(&body), URL_SAFE_NO_PAD.encode(self.mac(&body)))
+    }
+
+    /// The answers of earlier rounds, if the state is genuine, fresh and for this request.
+    pub(crate) fn open(&self, state: &str, method: &str, digest: &str) -> Result<BTreeMap<String, Value>, ErrorObject> {
+        let invalid = |why: &str| ErrorObject::invalid_params(format!("Invalid params: requestState {why}"));
+        let (body, tag) = state.split_once('.').ok_or_else(|| invalid("is malformed"))?;
+        let body = URL_SAFE_NO_PAD.decode(body).map_err(|_| invalid("is malformed"))?;
+        let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| invalid("is malformed"))?;
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key).expect("HMAC takes keys of any length");
+        mac.update(&body);
+        mac.verify_slice(&tag).map_err(|_| invalid("failed verification"))?;
+        let payload: StatePayload = serde_json::from_slice(&body).map_err(|_| invalid("is malformed"))?;
+        if payload.m != method || payload.d != digest {
+            return Err(invalid("belongs to a different request"));
+        }
+        if payload.e < now_secs() {
+            return Err(invalid("has expired"));
+        }
+        Ok(payload.a)
+    }
+}
+
+/// SHA-256 (hex) of a canonical rendering of the request's salient params: object keys sorted,
+/// so a client that reorders members on the retry still matches.
+pub(crate) fn digest(salient: &Value) -> String {
+    fn canonical(v: &Value) -> Value {
+        match v {
+            Value::Object(map) => {
+                let mut sorted: Vec<(&String, &Value)> = map.iter().collect();
+                sorted.sort_by(|a, b| a.0.cmp(b.0));
+                Value::Object(sorted.into_iter().map(|(k, v)| (k.clone(), canonical(v))).collect())
+            }
+            Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
+            other => other.clone(),
+        }
+    }
+    let bytes = serde_json::to_vec(&canonical(salient)).unwrap_or_default();
+    Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The answers a retried request carries: `inputResponses` merged over the earlier rounds'
+/// answers from a verified `requestState`.
+pub(crate) fn answers_of(
+    sealer: &StateSealer,
+    method: &str,
+    digest: &str,
+    extra: &JsonObject,
+) -> Result<BTreeMap<String, Value>, ErrorObject> {
+    let mut answers = match extra.get("requestState") {
+        None => BTreeMap::new(),
+        Some(Value::String(state)) => sealer.open(state, method, digest)?,
+        Some(_) => return Err(ErrorObject::invalid_params("Invalid params: requestState must be a string")),
+    };
+    match extra.get("inputResponses") {
+        None => {}
+        Some(Value::Object(responses)) => {
+            for (key, value) in responses {
+                if !value.is_object() {
+                    return Err(ErrorObject::invalid_params(format!(
+                        "Invalid params: inputResponses[{key:?}] must be an object"
+                    )));
+                }
+                answers.insert(key.clone(), value.clone());
+            }
+        }
+        Some(_) => return Err(ErrorObject::invalid_params("Invalid params: inputResponses must be an object")),
+    }
+    if answers.len() > MAX_ANSWERS {
+        return Err(ErrorObject::invalid_params("Invalid params: too many inputResponses"));
+    }
+    Ok(answers)
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// Fills `buf` from the operating system's CSPRNG.
+pub(crate) fn fill_random(buf: &mut [u8]) {
+    if getrandom::fill(buf).is_err() {
+        // No entropy source at all is not a state this process can work in safely.
+        panic!("the operating system's random number generator is unavailable");
+    }
+}
+
+/// A random 128-bit identifier, base64url.
+pub(crate) fn random_id() -> String {
+    let mut bytes = [0u8; 16];
+    fill_random(&mut bytes);
+    URL_SAFE_NO_PAD.encode(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn sealed_state_round_trips_and_refuses_tampering() {
+        let sealer = StateSealer::random();
+        let d = digest(&json!({"name": "t", "arguments": {"b": 1, "a": 2}}));
+        assert_eq!(d, digest(&json!({"arguments": {"a": 2, "b": 1}, "name": "t"})));
+        let answers = BTreeMap::from([("elicitation-0".to_owned(), json!({"action": "accept"}))]);
+        let state = sealer.seal("tools/call", &d, &answers);
+        assert_eq!(sealer.open(&state, "tools/call", &d).unwrap(), answers);
+        assert!(sealer.open(&state, "prompts/get", &d).is_err());
+        assert!(sealer.open(&state, "tools/call", &digest(&json!({"name": "other"}))).is_err());
+        assert!(StateSealer::random().open(&state, "tools/call", &d).is_err());
+        let mut forged = state.clone();
+        forged.replace_range(0..2, "ey");
+        let _ = sealer.open(&forged, "tools/call", &d);
+        for bad in ["", ".", "abc", "a.b", &state.replace('.', "")] {
+            assert!(sealer.open(bad, "tools/call", &d).is_err(), "{bad}");
+        }
+    }
+}
