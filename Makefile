@@ -41,9 +41,41 @@ rust-tests: interop-deps
 
 # --- Interop peers: the official Python and TypeScript SDKs ---------------------------------
 # (section owned by the interop tests)
-.PHONY: interop-deps
-interop-deps:
-	@true
+# `interop-deps` installs both SDKs at the exact versions pinned in tests/interop/ (a private
+# venv for Python, `npm ci` from the lockfile for Node); stamps make a second run a no-op until
+# a pin changes. The exports point core/tests/interop_{python,typescript}.rs at them.
+INTEROP_BASE_PYTHON ?= python3
+NPM ?= npm
+INTEROP_VENV := $(TOOLS)/interop-venv
+INTEROP_NODE_DIR := $(CURDIR)/tests/interop/node
+INTEROP_PY_STAMP := $(INTEROP_VENV)/.requirements-installed
+# Inside node_modules, so it goes away whenever node_modules does (`npm ci` deletes it too).
+INTEROP_NODE_STAMP := $(INTEROP_NODE_DIR)/node_modules/.npm-ci-done
+
+export OXMCP_INTEROP_PYTHON := $(INTEROP_VENV)/bin/python
+export OXMCP_INTEROP_NODE_DIR := $(INTEROP_NODE_DIR)
+
+.PHONY: interop-deps interop-test
+interop-deps: $(INTEROP_PY_STAMP) $(INTEROP_NODE_STAMP)
+
+$(INTEROP_VENV)/bin/python:
+	$(INTEROP_BASE_PYTHON) -m venv $(INTEROP_VENV)
+
+$(INTEROP_PY_STAMP): tests/interop/python/requirements.txt | $(INTEROP_VENV)/bin/python
+	$(INTEROP_VENV)/bin/python -m pip install --no-input --disable-pip-version-check \
+	  -r tests/interop/python/requirements.txt
+	touch $@
+
+$(INTEROP_NODE_STAMP): $(INTEROP_NODE_DIR)/package.json $(INTEROP_NODE_DIR)/package-lock.json
+	command -v node >/dev/null || { echo "interop-deps: node is not on PATH" >&2; exit 1; }
+	cd $(INTEROP_NODE_DIR) && $(NPM) ci --no-audit --no-fund
+	touch $@
+
+# Only the interop suites, with the peers required (a missing peer fails instead of skipping).
+# `cargo test --test` builds no examples, and the SDK clients drive the weather_server example.
+interop-test: interop-deps
+	$(CARGO) build --locked --example weather_server
+	OXMCP_REQUIRE_INTEROP=1 $(CARGO) test --locked --test interop_python --test interop_typescript
 
 # --- Fuzzing -------------------------------------------------------------------------------
 # (section owned by the fuzz targets)

@@ -46,14 +46,22 @@ impl Handlers {
         params: Option<Value>,
         cancel: tokio_util::sync::CancellationToken,
     ) -> Result<Value, ErrorObject> {
-        fn parse<T: DeserializeOwned>(method: &str, params: Option<Value>) -> Result<T, ErrorObject> {
-            serde_json::from_value(params.unwrap_or_else(|| json!({})))
-                .map_err(|e| ErrorObject::invalid_params(format!("Invalid params for `{method}`: {e}")))
+        fn parse<T: DeserializeOwned>(
+            method: &str,
+            params: Option<Value>,
+        ) -> Result<T, ErrorObject> {
+            serde_json::from_value(params.unwrap_or_else(|| json!({}))).map_err(|e| {
+                ErrorObject::invalid_params(format!("Invalid params for `{method}`: {e}"))
+            })
         }
-        let to_value = |v: Result<Value, serde_json::Error>| v.map_err(|e| ErrorObject::internal(e.to_string()));
+        let to_value = |v: Result<Value, serde_json::Error>| {
+            v.map_err(|e| ErrorObject::internal(e.to_string()))
+        };
         match method {
             methods::SAMPLING_CREATE_MESSAGE => match &self.sampling {
-                Some(h) => to_value(serde_json::to_value(h.create_message(parse(method, params)?, cancel).await?)),
+                Some(h) => to_value(serde_json::to_value(
+                    h.create_message(parse(method, params)?, cancel).await?,
+                )),
                 None => Err(ErrorObject::method_not_found(method)),
             },
             methods::ELICITATION_CREATE => match &self.elicitation {
@@ -81,13 +89,25 @@ pub(crate) struct ClientDispatch {
 }
 
 impl ClientDispatch {
-    pub(crate) fn new(handlers: Handlers, on_notification: Option<NotificationCallback>, streams: Streams) -> Self {
-        ClientDispatch { handlers, on_notification, streams }
+    pub(crate) fn new(
+        handlers: Handlers,
+        on_notification: Option<NotificationCallback>,
+        streams: Streams,
+    ) -> Self {
+        ClientDispatch {
+            handlers,
+            on_notification,
+            streams,
+        }
     }
 }
 
 impl Dispatch for ClientDispatch {
-    fn request(&self, request: IncomingRequest, ctx: RequestContext) -> BoxFuture<'static, HandlerResult> {
+    fn request(
+        &self,
+        request: IncomingRequest,
+        ctx: RequestContext,
+    ) -> BoxFuture<'static, HandlerResult> {
         let handlers = self.handlers.clone();
         Box::pin(async move {
             let params = match request.params {
@@ -97,22 +117,35 @@ impl Dispatch for ClientDispatch {
                 ),
                 None => None,
             };
-            let result = handlers.answer(&request.method, params, ctx.cancellation().clone()).await?;
-            serde_json::value::to_raw_value(&result).map_err(|e| ErrorObject::internal(e.to_string()))
+            let result = handlers
+                .answer(&request.method, params, ctx.cancellation().clone())
+                .await?;
+            serde_json::value::to_raw_value(&result)
+                .map_err(|e| ErrorObject::internal(e.to_string()))
         })
     }
 
     fn notification(&self, notification: Notification, _session: &Session) {
-        let params = notification.params.and_then(|p| serde_json::from_str::<Value>(p.get()).ok());
+        let params = notification
+            .params
+            .and_then(|p| serde_json::from_str::<Value>(p.get()).ok());
         let stream = params
             .as_ref()
-            .and_then(|p| p.pointer(&format!("/_meta/{}", meta::SUBSCRIPTION_ID.replace('/', "~1"))))
+            .and_then(|p| {
+                p.pointer(&format!(
+                    "/_meta/{}",
+                    meta::SUBSCRIPTION_ID.replace('/', "~1")
+                ))
+            })
             .and_then(RequestId::from_value);
-        if let Some(id) = stream {
-            if let Some(tx) = self.streams.lock().get(&id) {
-                let _ = tx.send(ServerNotification { method: notification.method, params });
-                return;
-            }
+        if let Some(id) = stream
+            && let Some(tx) = self.streams.lock().get(&id)
+        {
+            let _ = tx.send(ServerNotification {
+                method: notification.method,
+                params,
+            });
+            return;
         }
         if let Some(callback) = &self.on_notification {
             callback(&notification.method, params);

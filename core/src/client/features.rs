@@ -10,8 +10,9 @@ use super::Client;
 use crate::{
     Error, Result,
     protocol::{
-        CompleteResult, CompletionReference, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
-        ListResourcesResult, LoggingLevel, Prompt, ReadResourceResult, Resource, ResourceTemplate, methods,
+        CompleteResult, CompletionReference, GetPromptResult, ListPromptsResult,
+        ListResourceTemplatesResult, ListResourcesResult, LoggingLevel, Prompt, ReadResourceResult,
+        Resource, ResourceTemplate, methods,
     },
     session::RequestOptions,
 };
@@ -27,12 +28,16 @@ impl Client {
         let mut cursor: Option<String> = None;
         loop {
             let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
-            let page: P = self.request_typed(method, params, RequestOptions::default()).await?;
+            let page: P = self
+                .request_typed(method, params, RequestOptions::default())
+                .await?;
             match take(page).0 {
                 None => return Ok(()),
                 Some(next) => {
                     if !seen.insert(next.clone()) {
-                        return Err(Error::Protocol(format!("{method} returned cursor `{next}` twice")));
+                        return Err(Error::Protocol(format!(
+                            "{method} returned cursor `{next}` twice"
+                        )));
                     }
                     cursor = Some(next);
                 }
@@ -43,7 +48,8 @@ impl Client {
     /// One page of `resources/list`.
     pub async fn list_resources(&self, cursor: Option<&str>) -> Result<ListResourcesResult> {
         let params = cursor.map(|c| json!({ "cursor": c }));
-        self.request_typed(methods::RESOURCES_LIST, params, RequestOptions::default()).await
+        self.request_typed(methods::RESOURCES_LIST, params, RequestOptions::default())
+            .await
     }
 
     /// Every resource.
@@ -58,18 +64,29 @@ impl Client {
     }
 
     /// One page of `resources/templates/list`.
-    pub async fn list_resource_templates(&self, cursor: Option<&str>) -> Result<ListResourceTemplatesResult> {
+    pub async fn list_resource_templates(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<ListResourceTemplatesResult> {
         let params = cursor.map(|c| json!({ "cursor": c }));
-        self.request_typed(methods::RESOURCES_TEMPLATES_LIST, params, RequestOptions::default()).await
+        self.request_typed(
+            methods::RESOURCES_TEMPLATES_LIST,
+            params,
+            RequestOptions::default(),
+        )
+        .await
     }
 
     /// Every resource template.
     pub async fn list_all_resource_templates(&self) -> Result<Vec<ResourceTemplate>> {
         let mut out = Vec::new();
-        self.list_all(methods::RESOURCES_TEMPLATES_LIST, |p: ListResourceTemplatesResult| {
-            out.extend(p.resource_templates);
-            (p.next_cursor, out.len())
-        })
+        self.list_all(
+            methods::RESOURCES_TEMPLATES_LIST,
+            |p: ListResourceTemplatesResult| {
+                out.extend(p.resource_templates);
+                (p.next_cursor, out.len())
+            },
+        )
         .await?;
         Ok(out)
     }
@@ -77,26 +94,42 @@ impl Client {
     /// Reads a resource. A missing one is [`Error::Rpc`] with code -32002 (handshake era) or
     /// -32602 (2026-07-28).
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult> {
-        self.request_typed(methods::RESOURCES_READ, Some(json!({ "uri": uri })), RequestOptions::default()).await
+        self.request_typed(
+            methods::RESOURCES_READ,
+            Some(json!({ "uri": uri })),
+            RequestOptions::default(),
+        )
+        .await
     }
 
     /// Subscribes to updates of a resource (handshake era; in 2026-07-28 use
     /// [`Client::listen`]).
     pub async fn subscribe_resource(&self, uri: &str) -> Result<()> {
-        self.request(methods::RESOURCES_SUBSCRIBE, Some(json!({ "uri": uri })), RequestOptions::default()).await?;
+        self.request(
+            methods::RESOURCES_SUBSCRIBE,
+            Some(json!({ "uri": uri })),
+            RequestOptions::default(),
+        )
+        .await?;
         Ok(())
     }
 
     /// Ends a subscription (handshake era).
     pub async fn unsubscribe_resource(&self, uri: &str) -> Result<()> {
-        self.request(methods::RESOURCES_UNSUBSCRIBE, Some(json!({ "uri": uri })), RequestOptions::default()).await?;
+        self.request(
+            methods::RESOURCES_UNSUBSCRIBE,
+            Some(json!({ "uri": uri })),
+            RequestOptions::default(),
+        )
+        .await?;
         Ok(())
     }
 
     /// One page of `prompts/list`.
     pub async fn list_prompts(&self, cursor: Option<&str>) -> Result<ListPromptsResult> {
         let params = cursor.map(|c| json!({ "cursor": c }));
-        self.request_typed(methods::PROMPTS_LIST, params, RequestOptions::default()).await
+        self.request_typed(methods::PROMPTS_LIST, params, RequestOptions::default())
+            .await
     }
 
     /// Every prompt.
@@ -111,9 +144,18 @@ impl Client {
     }
 
     /// Renders a prompt.
-    pub async fn get_prompt(&self, name: &str, arguments: BTreeMap<String, String>) -> Result<GetPromptResult> {
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: BTreeMap<String, String>,
+    ) -> Result<GetPromptResult> {
         let params = json!({ "name": name, "arguments": arguments });
-        self.request_typed(methods::PROMPTS_GET, Some(params), RequestOptions::default()).await
+        self.request_typed(
+            methods::PROMPTS_GET,
+            Some(params),
+            RequestOptions::default(),
+        )
+        .await
     }
 
     /// Asks for completions of one argument; `context` holds arguments already chosen.
@@ -124,11 +166,17 @@ impl Client {
         value: &str,
         context: BTreeMap<String, String>,
     ) -> Result<CompleteResult> {
-        let mut params = json!({ "ref": reference, "argument": { "name": argument, "value": value } });
+        let mut params =
+            json!({ "ref": reference, "argument": { "name": argument, "value": value } });
         if !context.is_empty() {
             params["context"] = json!({ "arguments": context });
         }
-        self.request_typed(methods::COMPLETION_COMPLETE, Some(params), RequestOptions::default()).await
+        self.request_typed(
+            methods::COMPLETION_COMPLETE,
+            Some(params),
+            RequestOptions::default(),
+        )
+        .await
     }
 
     /// Sets the server's log level for this session (handshake era; a stateless client sets
@@ -136,10 +184,16 @@ impl Client {
     pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<()> {
         if self.protocol_version().is_stateless() {
             return Err(Error::InvalidArgument(
-                "logging/setLevel does not exist in 2026-07-28; set ClientOptions::log_level".into(),
+                "logging/setLevel does not exist in 2026-07-28; set ClientOptions::log_level"
+                    .into(),
             ));
         }
-        self.request(methods::LOGGING_SET_LEVEL, Some(json!({ "level": level })), RequestOptions::default()).await?;
+        self.request(
+            methods::LOGGING_SET_LEVEL,
+            Some(json!({ "level": level })),
+            RequestOptions::default(),
+        )
+        .await?;
         Ok(())
     }
 
@@ -159,6 +213,7 @@ impl Client {
         options: RequestOptions,
     ) -> Result<T> {
         let value = self.request(method, params, options).await?;
-        serde_json::from_value(value).map_err(|e| Error::Protocol(format!("invalid `{method}` result: {e}")))
+        serde_json::from_value(value)
+            .map_err(|e| Error::Protocol(format!("invalid `{method}` result: {e}")))
     }
 }

@@ -13,8 +13,8 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     jsonrpc::ErrorObject,
     protocol::{
-        CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult,
-        ListRootsResult,
+        CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams,
+        ElicitResult, ListRootsResult,
     },
 };
 
@@ -69,7 +69,10 @@ where
 /// Answers `roots/list`.
 pub trait RootsHandler: Send + Sync + 'static {
     /// The client's current roots.
-    fn list_roots(&self, cancel: CancellationToken) -> BoxFuture<'static, Result<ListRootsResult, ErrorObject>>;
+    fn list_roots(
+        &self,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Result<ListRootsResult, ErrorObject>>;
 }
 
 impl<F, Fut> RootsHandler for F
@@ -77,7 +80,10 @@ where
     F: Fn(CancellationToken) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<ListRootsResult, ErrorObject>> + Send + 'static,
 {
-    fn list_roots(&self, cancel: CancellationToken) -> BoxFuture<'static, Result<ListRootsResult, ErrorObject>> {
+    fn list_roots(
+        &self,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Result<ListRootsResult, ErrorObject>> {
         Box::pin(self(cancel))
     }
 }
@@ -88,14 +94,20 @@ pub(crate) fn apply_defaults(params: &ElicitRequestParams, result: &mut ElicitRe
     if result.action != ElicitAction::Accept {
         return;
     }
-    let Some(properties) = params.requested_schema.as_ref().and_then(|s| s.get("properties")).and_then(Value::as_object)
+    let Some(properties) = params
+        .requested_schema
+        .as_ref()
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object)
     else {
         return;
     };
     let content = result.content.get_or_insert_with(Default::default);
     for (name, schema) in properties {
         if let Some(default) = schema.get("default") {
-            content.entry(name.clone()).or_insert_with(|| default.clone());
+            content
+                .entry(name.clone())
+                .or_insert_with(|| default.clone());
         }
     }
 }
@@ -118,7 +130,10 @@ mod tests {
         );
         let mut accepted = ElicitResult::accept(json!({"age": 41}));
         apply_defaults(&params, &mut accepted);
-        assert_eq!(Value::Object(accepted.content.unwrap()), json!({"age": 41, "name": "Anon"}));
+        assert_eq!(
+            Value::Object(accepted.content.unwrap()),
+            json!({"age": 41, "name": "Anon"})
+        );
         let mut declined = ElicitResult::decline();
         apply_defaults(&params, &mut declined);
         assert!(declined.content.is_none());

@@ -35,9 +35,10 @@ use crate::{
     Error, Result,
     jsonrpc::codes,
     protocol::{
-        CallToolResult, ClientCapabilities, DiscoverResult, Implementation, InitializeRequestParams,
-        InitializeResult, InputRequiredResult, JsonObject, ListToolsResult, LoggingLevel,
-        ProtocolVersion, RootsCapability, ServerCapabilities, Tool, meta, methods,
+        CallToolResult, ClientCapabilities, DiscoverResult, Implementation,
+        InitializeRequestParams, InitializeResult, InputRequiredResult, JsonObject,
+        ListToolsResult, LoggingLevel, ProtocolVersion, RootsCapability, ServerCapabilities, Tool,
+        meta, methods,
     },
     session::{Phase, RequestOptions, Role, Session, SessionConfig},
     transport::{
@@ -116,7 +117,8 @@ impl ClientOptions {
     /// Answers sampling requests, and declares the `sampling` capability (with tool use).
     pub fn sampling(mut self, handler: impl SamplingHandler) -> Self {
         self.handlers.sampling = Some(Arc::new(handler));
-        self.capabilities.sampling = Some(serde_json::from_value(json!({ "tools": {} })).unwrap_or_default());
+        self.capabilities.sampling =
+            Some(serde_json::from_value(json!({ "tools": {} })).unwrap_or_default());
         self
     }
 
@@ -131,7 +133,10 @@ impl ClientOptions {
     /// Answers `roots/list`, and declares the `roots` capability.
     pub fn roots(mut self, handler: impl RootsHandler) -> Self {
         self.handlers.roots = Some(Arc::new(handler));
-        self.capabilities.roots = Some(RootsCapability { list_changed: Some(true), ..Default::default() });
+        self.capabilities.roots = Some(RootsCapability {
+            list_changed: Some(true),
+            ..Default::default()
+        });
         self
     }
 
@@ -226,8 +231,10 @@ impl Client {
                 return Err(e);
             }
         };
-        let stateless_meta =
-            details.protocol_version.is_stateless().then(|| stateless_meta(&options, details.protocol_version));
+        let stateless_meta = details
+            .protocol_version
+            .is_stateless()
+            .then(|| stateless_meta(&options, details.protocol_version));
         let client = Client {
             inner: Arc::new(Inner {
                 session,
@@ -277,14 +284,22 @@ impl Client {
     /// the result as JSON. In the stateless era a result that asks for input
     /// (`InputRequiredResult`) is answered with this client's handlers and the request
     /// retried, until it completes.
-    pub async fn request(&self, method: &str, params: Option<Value>, options: RequestOptions) -> Result<Value> {
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: RequestOptions,
+    ) -> Result<Value> {
         let Some(meta) = &self.inner.stateless_meta else {
             return self.inner.session.request(method, params, options).await;
         };
         let mut params = merge_meta(params, meta)?;
         let mut options = options;
         // Every round is a new request with its own options; progress reaches the same callback.
-        let progress = options.on_progress.take().map(|f| Arc::new(crate::sync::Mutex::new(f)));
+        let progress = options
+            .on_progress
+            .take()
+            .map(|f| Arc::new(crate::sync::Mutex::new(f)));
         for _ in 0..self.inner.max_input_rounds {
             let mut round = RequestOptions {
                 timeout: options.timeout,
@@ -300,14 +315,24 @@ impl Client {
                 let progress = progress.clone();
                 round.on_progress = Some(Box::new(move |p| (progress.lock())(p)));
             }
-            let value = self.inner.session.request(method, Some(params.clone()), round).await?;
+            let value = self
+                .inner
+                .session
+                .request(method, Some(params.clone()), round)
+                .await?;
             match value.get("resultType").and_then(Value::as_str) {
                 None | Some("complete") => return Ok(value),
                 Some("input_required") => {
-                    let asked: InputRequiredResult = serde_json::from_value(value)
-                        .map_err(|e| Error::Protocol(format!("invalid InputRequiredResult for `{method}`: {e}")))?;
+                    let asked: InputRequiredResult =
+                        serde_json::from_value(value).map_err(|e| {
+                            Error::Protocol(format!(
+                                "invalid InputRequiredResult for `{method}`: {e}"
+                            ))
+                        })?;
                     let requests = asked.input_requests.unwrap_or_default();
-                    let answers = self.answer_inputs(method, requests, options.cancel.clone()).await?;
+                    let answers = self
+                        .answer_inputs(method, requests, options.cancel.clone())
+                        .await?;
                     if let Value::Object(map) = &mut params {
                         map.insert("inputResponses".into(), Value::Object(answers));
                         match asked.request_state {
@@ -317,7 +342,9 @@ impl Client {
                     }
                 }
                 Some(other) => {
-                    return Err(Error::Protocol(format!("`{method}` returned unknown resultType `{other}`")));
+                    return Err(Error::Protocol(format!(
+                        "`{method}` returned unknown resultType `{other}`"
+                    )));
                 }
             }
         }
@@ -339,7 +366,9 @@ impl Client {
             let handlers = self.inner.handlers.clone();
             let cancel = cancel.clone();
             async move {
-                let answer = handlers.answer(&request.method, request.params, cancel).await;
+                let answer = handlers
+                    .answer(&request.method, request.params, cancel)
+                    .await;
                 (key, request.method, answer)
             }
         }))
@@ -471,7 +500,6 @@ fn merge_meta(params: Option<Value>, extra: &JsonObject) -> Result<Value> {
     Ok(params)
 }
 
-
 async fn negotiate(session: &Session, options: &ClientOptions) -> Result<ServerDetails> {
     match &options.protocol {
         ProtocolMode::Handshake(v) => initialize(session, options, *v).await,
@@ -496,8 +524,30 @@ async fn negotiate(session: &Session, options: &ClientOptions) -> Result<ServerD
                 Ok(Some(details)) => Ok(details),
                 Ok(None) => initialize(session, options, newest_handshake(options)?).await,
                 Err(Error::Rpc(e)) if is_stateless_error(e.code) => Err(Error::Rpc(e)),
-                Err(Error::Rpc(_) | Error::Timeout { .. }) => {
+                Err(Error::Rpc(_)) => {
                     initialize(session, options, newest_handshake(options)?).await
+                }
+                Err(Error::Timeout { .. }) => {
+                    // A silent probe usually means a legacy server, but a stateless server that
+                    // is slow to start (`uvx`/`npx` installing on first run) answers late and
+                    // then refuses `initialize` with the versions it speaks: probe again.
+                    match initialize(session, options, newest_handshake(options)?).await {
+                        Err(Error::Rpc(e)) if e.code == codes::UNSUPPORTED_PROTOCOL_VERSION => {
+                            let listed = supported_in(&e);
+                            let again = options.accepted_versions.iter().rev().copied().find(|v| {
+                                v.is_stateless() && listed.iter().any(|s| s == v.as_str())
+                            });
+                            match again {
+                                Some(v) => {
+                                    discover(session, options, v, options.session.request_timeout)
+                                        .await?
+                                        .ok_or(Error::Rpc(e))
+                                }
+                                None => Err(Error::Rpc(e)),
+                            }
+                        }
+                        other => other,
+                    }
                 }
                 Err(e) => Err(e),
             }
@@ -505,8 +555,19 @@ async fn negotiate(session: &Session, options: &ClientOptions) -> Result<ServerD
     }
 }
 
+/// Whether a code is one of the errors only a stateless (2026-07-28) server sends: such a
+/// server is modern, so the client must not fall back to `initialize`.
 fn is_stateless_error(code: i64) -> bool {
-    (codes::HEADER_MISMATCH..=codes::UNSUPPORTED_PROTOCOL_VERSION).contains(&code)
+    (codes::UNSUPPORTED_PROTOCOL_VERSION..=codes::HEADER_MISMATCH).contains(&code)
+}
+
+/// The `supported` list of an `UnsupportedProtocolVersion` error.
+fn supported_in(e: &crate::jsonrpc::ErrorObject) -> Vec<String> {
+    e.data
+        .as_ref()
+        .and_then(|d| d.get("supported"))
+        .and_then(|s| serde_json::from_value(s.clone()).ok())
+        .unwrap_or_default()
 }
 
 fn newest_handshake(options: &ClientOptions) -> Result<ProtocolVersion> {
@@ -585,12 +646,7 @@ async fn discover(
                 }));
             }
             Err(Error::Rpc(e)) if e.code == codes::UNSUPPORTED_PROTOCOL_VERSION => {
-                let supported: Vec<String> = e
-                    .data
-                    .as_ref()
-                    .and_then(|d| d.get("supported"))
-                    .and_then(|s| serde_json::from_value(s.clone()).ok())
-                    .unwrap_or_default();
+                let supported = supported_in(&e);
                 let better = options.accepted_versions.iter().rev().copied().find(|v| {
                     v.is_stateless() && *v != version && supported.iter().any(|s| s == v.as_str())
                 });
@@ -626,9 +682,16 @@ async fn initialize(
     let params =
         serde_json::to_value(&params).map_err(|e| Error::InvalidArgument(e.to_string()))?;
     session.update_state(|s| s.phase = Phase::Initializing);
-    let value = session
+    let reply = session
         .request(methods::INITIALIZE, Some(params), RequestOptions::default())
-        .await?;
+        .await;
+    let value = match reply {
+        Ok(value) => value,
+        Err(e) => {
+            session.update_state(|s| s.phase = Phase::Fresh);
+            return Err(e);
+        }
+    };
     let result: InitializeResult = serde_json::from_value(value)
         .map_err(|e| Error::Protocol(format!("invalid `initialize` result: {e}")))?;
     let version = ProtocolVersion::parse(&result.protocol_version)

@@ -64,12 +64,17 @@ impl Client {
         let stream_id = id.clone();
         tokio::spawn(async move {
             let params = json!({ "notifications": filter });
-            let _ = client.request(methods::SUBSCRIPTIONS_LISTEN, Some(params), options).await;
+            let _ = client
+                .request(methods::SUBSCRIPTIONS_LISTEN, Some(params), options)
+                .await;
             // Ended by the server, by cancellation or by the connection: close the stream.
             streams.lock().remove(&stream_id);
         });
         // The acknowledgement comes first on the stream.
-        let first = rx.recv().await.ok_or_else(|| Error::closed("the listen stream ended before its acknowledgement"))?;
+        let first = rx
+            .recv()
+            .await
+            .ok_or_else(|| Error::closed("the listen stream ended before its acknowledgement"))?;
         if first.method != methods::SUBSCRIPTIONS_ACKNOWLEDGED {
             cancel.cancel();
             return Err(Error::Protocol(format!(
@@ -82,6 +87,11 @@ impl Client {
             .and_then(|p| p.get("notifications").cloned())
             .and_then(|n| serde_json::from_value(n).ok())
             .unwrap_or_default();
-        Ok(Subscription { id, acknowledged, rx, cancel })
+        Ok(Subscription {
+            id,
+            acknowledged,
+            rx,
+            cancel,
+        })
     }
 }

@@ -97,11 +97,16 @@ pub fn decode(bytes: &[u8], limits: &Limits) -> Result<Decoded, ParseError> {
             limit: limits.max_depth,
         });
     }
-    let first = bytes.iter().copied().find(|b| !b.is_ascii_whitespace());
+    // JSON text is UTF-8 (RFC 8259 §8.1). serde_json checks the strings it decodes but not the
+    // ones it skips (unknown members, the validity check below), so bytes that are not UTF-8
+    // would otherwise be acted on or answered instead of dropped: check once, up front.
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| ParseError::Syntax(format!("invalid UTF-8: {e}")))?;
+    let first = text.bytes().find(|b| !b.is_ascii_whitespace());
     match first {
         Some(b'[') => {
             let items: Vec<&RawValue> =
-                serde_json::from_slice(bytes).map_err(|e| ParseError::Syntax(e.to_string()))?;
+                serde_json::from_str(text).map_err(|e| ParseError::Syntax(e.to_string()))?;
             if items.is_empty() {
                 return Ok(Decoded::Single(Err(unknown(None, "empty batch"))));
             }
@@ -109,12 +114,12 @@ pub fn decode(bytes: &[u8], limits: &Limits) -> Result<Decoded, ParseError> {
                 items.into_iter().map(classify_raw).collect(),
             ))
         }
-        Some(b'{') => match serde_json::from_slice::<Envelope<'_>>(bytes) {
+        Some(b'{') => match serde_json::from_str::<Envelope<'_>>(text) {
             Ok(env) => Ok(Decoded::Single(classify(env))),
             Err(e) => {
                 // Valid JSON that the envelope reader refused: a duplicate member, a member
                 // that is not JSON-RPC's. Answer it as an invalid request rather than drop it.
-                if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() {
+                if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() {
                     Ok(Decoded::Single(Err(unknown(None, &e.to_string()))))
                 } else {
                     Err(ParseError::Syntax(e.to_string()))
@@ -122,7 +127,7 @@ pub fn decode(bytes: &[u8], limits: &Limits) -> Result<Decoded, ParseError> {
             }
         },
         _ => {
-            serde_json::from_slice::<serde::de::IgnoredAny>(bytes)
+            serde_json::from_str::<serde::de::IgnoredAny>(text)
                 .map_err(|e| ParseError::Syntax(e.to_string()))?;
             Ok(Decoded::Single(Err(unknown(
                 None,
@@ -214,10 +219,7 @@ fn unknown(id: Option<RequestId>, reason: &str) -> Invalid {
 }
 
 fn classify(env: Envelope<'_>) -> Result<Message, Invalid> {
-    let id = match env.id {
-        None => None,
-        Some(raw) => Some(parse_id(raw)),
-    };
+    let id = env.id.map(parse_id);
     let readable_id = id.as_ref().and_then(|r| r.as_ref().ok().cloned());
 
     if let Some(method_raw) = env.method {

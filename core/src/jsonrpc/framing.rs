@@ -74,10 +74,15 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             let newline = memchr(b'\n', &self.buf[self.scanned..]).map(|i| self.scanned + i);
             match (newline, self.discarding) {
                 (Some(pos), Some(dropped)) => {
+                    // The `\r` of a CRLF terminator is not part of the line (it was kept in
+                    // the buffer while discarding, see below).
+                    let cr = usize::from(pos > 0 && self.buf[pos - 1] == b'\r');
                     let _ = self.buf.split_to(pos + 1);
                     self.scanned = 0;
                     self.discarding = None;
-                    return Some(FrameEvent::Oversized { len: dropped + pos });
+                    return Some(FrameEvent::Oversized {
+                        len: dropped + pos - cr,
+                    });
                 }
                 (Some(pos), None) => {
                     let mut line = self.buf.split_to(pos + 1);
@@ -95,16 +100,17 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                     return Some(FrameEvent::Frame(line.freeze()));
                 }
                 (None, Some(dropped)) => {
-                    self.discarding = Some(dropped + self.buf.len());
-                    self.buf.clear();
-                    self.scanned = 0;
+                    self.discarding = Some(dropped + self.discard_buffered());
                     return None;
                 }
                 (None, None) => {
-                    if self.buf.len() > self.max {
-                        self.discarding = Some(self.buf.len());
-                        self.buf.clear();
-                        self.scanned = 0;
+                    // A trailing `\r` may be the first half of a CRLF terminator split across
+                    // reads: it does not count toward the cap until the next byte says, or a
+                    // line of exactly the cap would be dropped or not depending on where the
+                    // reads happened to end.
+                    let cr = usize::from(self.buf.last() == Some(&b'\r'));
+                    if self.buf.len() - cr > self.max {
+                        self.discarding = Some(self.discard_buffered());
                     } else {
                         self.scanned = self.buf.len();
                     }
@@ -116,20 +122,36 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 
     /// At end of stream: a last line without a newline still counts.
     fn finish(&mut self) -> Option<FrameEvent> {
-        if let Some(dropped) = self.discarding.take() {
-            return Some(FrameEvent::Oversized {
-                len: dropped + self.buf.len(),
-            });
-        }
         let line = self.buf.split();
         self.scanned = 0;
-        if line.iter().all(u8::is_ascii_whitespace) {
-            return None;
+        if let Some(dropped) = self.discarding.take() {
+            // A `\r` kept while discarding ends the stream: it was part of the line.
+            return Some(FrameEvent::Oversized {
+                len: dropped + line.len(),
+            });
         }
+        // The cap first, as for a line ended by a newline: a blank line over the cap is
+        // reported either way.
         if line.len() > self.max {
             return Some(FrameEvent::Oversized { len: line.len() });
         }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
         Some(FrameEvent::Frame(line.freeze()))
+    }
+
+    /// Drops the buffered part of a line being discarded, all but a trailing `\r` (which may
+    /// be half of a CRLF terminator); returns how many bytes were dropped.
+    fn discard_buffered(&mut self) -> usize {
+        let cr = self.buf.last() == Some(&b'\r');
+        let dropped = self.buf.len() - usize::from(cr);
+        self.buf.clear();
+        if cr {
+            self.buf.extend_from_slice(b"\r");
+        }
+        self.scanned = self.buf.len();
+        dropped
     }
 }
 

@@ -27,13 +27,25 @@ pub struct CreateMessageRequestParams {
     /// The conversation.
     pub messages: Vec<SamplingMessage>,
     /// Model selection hints and priorities.
-    #[serde(rename = "modelPreferences", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "modelPreferences",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub model_preferences: Option<Value>,
     /// A system prompt.
-    #[serde(rename = "systemPrompt", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "systemPrompt",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub system_prompt: Option<String>,
     /// `none` / `thisServer` / `allServers` (the last two deprecated).
-    #[serde(rename = "includeContext", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "includeContext",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub include_context: Option<String>,
     /// Sampling temperature.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -42,7 +54,11 @@ pub struct CreateMessageRequestParams {
     #[serde(rename = "maxTokens")]
     pub max_tokens: u64,
     /// Stop sequences.
-    #[serde(rename = "stopSequences", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "stopSequences",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub stop_sequences: Option<Vec<String>>,
     /// Provider-specific metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -51,7 +67,11 @@ pub struct CreateMessageRequestParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<Value>>,
     /// How the model chooses tools (2025-11-25+).
-    #[serde(rename = "toolChoice", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "toolChoice",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub tool_choice: Option<Value>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -71,7 +91,11 @@ pub struct CreateMessageResult {
     /// The model that answered.
     pub model: String,
     /// Why generation stopped (`endTurn`, `maxTokens`, `toolUse`, …).
-    #[serde(rename = "stopReason", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "stopReason",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub stop_reason: Option<String>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -91,13 +115,21 @@ pub struct ElicitRequestParams {
     /// What to tell the user.
     pub message: String,
     /// Form mode: the schema of the answer.
-    #[serde(rename = "requestedSchema", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "requestedSchema",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub requested_schema: Option<JsonObject>,
     /// URL mode: where to send the user.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// URL mode (2025-11-25 only): correlates `notifications/elicitation/complete`.
-    #[serde(rename = "elicitationId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "elicitationId",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub elicitation_id: Option<String>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -176,12 +208,20 @@ impl ElicitResult {
 
     /// A refusal.
     pub fn decline() -> Self {
-        ElicitResult { action: ElicitAction::Decline, content: None, meta: None }
+        ElicitResult {
+            action: ElicitAction::Decline,
+            content: None,
+            meta: None,
+        }
     }
 
     /// A dismissal.
     pub fn cancel() -> Self {
-        ElicitResult { action: ElicitAction::Cancel, content: None, meta: None }
+        ElicitResult {
+            action: ElicitAction::Cancel,
+            content: None,
+            meta: None,
+        }
     }
 }
 

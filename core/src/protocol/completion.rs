@@ -76,7 +76,11 @@ impl Completion {
         let total = values.len();
         let mut values = values;
         values.truncate(100);
-        Completion { has_more: Some(total > values.len()), total: Some(total as u64), values }
+        Completion {
+            has_more: Some(total > values.len()),
+            total: Some(total as u64),
+            values,
+        }
     }
 }
 

@@ -71,7 +71,11 @@ pub struct Prompt {
 
 impl Prompt {
     /// A prompt with a name, description and arguments.
-    pub fn new(name: impl Into<String>, description: impl Into<String>, arguments: Vec<PromptArgument>) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        arguments: Vec<PromptArgument>,
+    ) -> Self {
         Prompt {
             name: name.into(),
             description: Some(description.into()),
@@ -87,7 +91,11 @@ pub struct ListPromptsResult {
     /// This page.
     pub prompts: Vec<Prompt>,
     /// Cursor of the next page.
-    #[serde(rename = "nextCursor", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "nextCursor",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub next_cursor: Option<String>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -125,12 +133,18 @@ pub struct PromptMessage {
 impl PromptMessage {
     /// A user message.
     pub fn user(content: ContentBlock) -> Self {
-        PromptMessage { role: Role::User, content }
+        PromptMessage {
+            role: Role::User,
+            content,
+        }
     }
 
     /// An assistant message.
     pub fn assistant(content: ContentBlock) -> Self {
-        PromptMessage { role: Role::Assistant, content }
+        PromptMessage {
+            role: Role::Assistant,
+            content,
+        }
     }
 }
 

@@ -37,7 +37,11 @@ pub struct Resource {
 impl Resource {
     /// A resource with a URI and name.
     pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
-        Resource { uri: uri.into(), name: name.into(), ..Default::default() }
+        Resource {
+            uri: uri.into(),
+            name: name.into(),
+            ..Default::default()
+        }
     }
 
     /// Sets the MIME type.
@@ -84,7 +88,11 @@ pub struct ResourceTemplate {
 impl ResourceTemplate {
     /// A template with a URI template and name.
     pub fn new(uri_template: impl Into<String>, name: impl Into<String>) -> Self {
-        ResourceTemplate { uri_template: uri_template.into(), name: name.into(), ..Default::default() }
+        ResourceTemplate {
+            uri_template: uri_template.into(),
+            name: name.into(),
+            ..Default::default()
+        }
     }
 
     /// Sets the MIME type.
@@ -100,7 +108,11 @@ pub struct ListResourcesResult {
     /// This page.
     pub resources: Vec<Resource>,
     /// Cursor of the next page.
-    #[serde(rename = "nextCursor", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "nextCursor",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub next_cursor: Option<String>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -117,7 +129,11 @@ pub struct ListResourceTemplatesResult {
     #[serde(rename = "resourceTemplates")]
     pub resource_templates: Vec<ResourceTemplate>,
     /// Cursor of the next page.
-    #[serde(rename = "nextCursor", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "nextCursor",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub next_cursor: Option<String>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -169,7 +185,11 @@ impl ReadResourceResult {
     }
 
     /// One binary content, already base64-encoded.
-    pub fn blob(uri: impl Into<String>, mime_type: Option<&str>, base64: impl Into<String>) -> Self {
+    pub fn blob(
+        uri: impl Into<String>,
+        mime_type: Option<&str>,
+        base64: impl Into<String>,
+    ) -> Self {
         ReadResourceResult {
             contents: vec![ResourceContents {
                 uri: uri.into(),

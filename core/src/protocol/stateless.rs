@@ -20,10 +20,18 @@ pub struct InputRequest {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct InputRequiredResult {
     /// Key → request; the client answers each under the same key.
-    #[serde(rename = "inputRequests", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "inputRequests",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub input_requests: Option<std::collections::BTreeMap<String, InputRequest>>,
     /// Opaque server state to echo back.
-    #[serde(rename = "requestState", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "requestState",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub request_state: Option<String>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -34,16 +42,32 @@ pub struct InputRequiredResult {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SubscriptionFilter {
     /// `notifications/tools/list_changed`.
-    #[serde(rename = "toolsListChanged", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "toolsListChanged",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub tools_list_changed: Option<bool>,
     /// `notifications/prompts/list_changed`.
-    #[serde(rename = "promptsListChanged", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "promptsListChanged",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub prompts_list_changed: Option<bool>,
     /// `notifications/resources/list_changed`.
-    #[serde(rename = "resourcesListChanged", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "resourcesListChanged",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub resources_list_changed: Option<bool>,
     /// `notifications/resources/updated` for these URIs.
-    #[serde(rename = "resourceSubscriptions", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "resourceSubscriptions",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub resource_subscriptions: Option<Vec<String>>,
     /// Unknown members (extension filters).
     #[serde(flatten)]
@@ -56,7 +80,10 @@ impl SubscriptionFilter {
         self.tools_list_changed != Some(true)
             && self.prompts_list_changed != Some(true)
             && self.resources_list_changed != Some(true)
-            && self.resource_subscriptions.as_ref().is_none_or(Vec::is_empty)
+            && self
+                .resource_subscriptions
+                .as_ref()
+                .is_none_or(Vec::is_empty)
     }
 }
 

@@ -54,7 +54,10 @@ impl Deref for Context {
 
 impl Context {
     pub(crate) fn new(request: RequestContext, scope: Scope) -> Self {
-        Context { request, scope: Arc::new(scope) }
+        Context {
+            request,
+            scope: Arc::new(scope),
+        }
     }
 
     /// The request context.
@@ -65,7 +68,10 @@ impl Context {
     /// Whether the client declared a capability (`sampling`, `elicitation`, `roots`, …) for
     /// this request.
     pub fn client_supports(&self, capability: &str) -> bool {
-        self.scope.client_capabilities.get(capability).is_some_and(|c| !c.is_null())
+        self.scope
+            .client_capabilities
+            .get(capability)
+            .is_some_and(|c| !c.is_null())
     }
 
     /// Sends a log message for this request, if the client asked for this level: in the
@@ -79,7 +85,9 @@ impl Context {
         if let Some(logger) = logger {
             params["logger"] = json!(logger);
         }
-        self.request.notify(methods::LOGGING_MESSAGE, Some(params)).await
+        self.request
+            .notify(methods::LOGGING_MESSAGE, Some(params))
+            .await
     }
 
     /// Asks the user, through the client, to fill in a form or visit a URL.
@@ -88,22 +96,45 @@ impl Context {
     /// match is an error, never handed to the handler.
     pub async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult> {
         let url_mode = params.is_url();
-        let required = if url_mode { json!({ "elicitation": { "url": {} } }) } else { json!({ "elicitation": {} }) };
+        let required = if url_mode {
+            json!({ "elicitation": { "url": {} } })
+        } else {
+            json!({ "elicitation": {} })
+        };
         let supported = self.client_supports("elicitation")
-            && (!url_mode || self.scope.client_capabilities.pointer("/elicitation/url").is_some());
+            && (!url_mode
+                || self
+                    .scope
+                    .client_capabilities
+                    .pointer("/elicitation/url")
+                    .is_some());
         let mut params = params;
         if url_mode {
             // 2025-11-25 requires an id to correlate its completion notice; 2026-07-28 dropped both.
             match self.scope.stateless {
                 Some(_) => params.elicitation_id = None,
-                None if params.elicitation_id.is_none() => params.elicitation_id = Some(super::input::random_id()),
+                None if params.elicitation_id.is_none() => {
+                    params.elicitation_id = Some(super::input::random_id())
+                }
                 None => {}
             }
         }
+        if let (None, Some(version)) = (self.scope.stateless, self.session().protocol_version()) {
+            super::compat::check_elicitation(&params, version)?;
+        }
         let schema = params.requested_schema.clone();
-        let result: ElicitResult =
-            self.ask("elicitation", methods::ELICITATION_CREATE, serde_json::to_value(&params), supported, required).await?;
-        if let (ElicitAction::Accept, Some(schema), Some(content)) = (result.action, schema, &result.content) {
+        let result: ElicitResult = self
+            .ask(
+                "elicitation",
+                methods::ELICITATION_CREATE,
+                serde_json::to_value(&params),
+                supported,
+                required,
+            )
+            .await?;
+        if let (ElicitAction::Accept, Some(schema), Some(content)) =
+            (result.action, schema, &result.content)
+        {
             let validator = SchemaValidator::compile(&Value::Object(schema))?;
             if let Err(problems) = validator.validate(&Value::Object(content.clone())) {
                 return Err(Error::Protocol(format!(
@@ -119,15 +150,38 @@ impl Context {
     pub async fn sample(&self, params: CreateMessageRequestParams) -> Result<CreateMessageResult> {
         let uses_tools = params.tools.as_ref().is_some_and(|t| !t.is_empty());
         let supported = self.client_supports("sampling")
-            && (!uses_tools || self.scope.client_capabilities.pointer("/sampling/tools").is_some());
-        let required = if uses_tools { json!({ "sampling": { "tools": {} } }) } else { json!({ "sampling": {} }) };
-        self.ask("sampling", methods::SAMPLING_CREATE_MESSAGE, serde_json::to_value(&params), supported, required).await
+            && (!uses_tools
+                || self
+                    .scope
+                    .client_capabilities
+                    .pointer("/sampling/tools")
+                    .is_some());
+        let required = if uses_tools {
+            json!({ "sampling": { "tools": {} } })
+        } else {
+            json!({ "sampling": {} })
+        };
+        self.ask(
+            "sampling",
+            methods::SAMPLING_CREATE_MESSAGE,
+            serde_json::to_value(&params),
+            supported,
+            required,
+        )
+        .await
     }
 
     /// Asks the client for its roots.
     pub async fn list_roots(&self) -> Result<ListRootsResult> {
         let supported = self.client_supports("roots");
-        self.ask("roots", methods::ROOTS_LIST, Ok(json!({})), supported, json!({ "roots": {} })).await
+        self.ask(
+            "roots",
+            methods::ROOTS_LIST,
+            Ok(json!({})),
+            supported,
+            json!({ "roots": {} }),
+        )
+        .await
     }
 
     async fn ask<T: DeserializeOwned>(
@@ -140,7 +194,8 @@ impl Context {
     ) -> Result<T> {
         let params = params.map_err(|e| Error::InvalidArgument(e.to_string()))?;
         let decode = |v: Value| {
-            serde_json::from_value::<T>(v).map_err(|e| Error::Protocol(format!("invalid `{method}` answer: {e}")))
+            serde_json::from_value::<T>(v)
+                .map_err(|e| Error::Protocol(format!("invalid `{method}` answer: {e}")))
         };
         match &self.scope.input {
             Some(round) => {
@@ -169,7 +224,11 @@ impl Context {
                         "the client did not declare the `{kind}` capability"
                     )));
                 }
-                decode(self.request.request(method, Some(params), RequestOptions::default()).await?)
+                decode(
+                    self.request
+                        .request(method, Some(params), RequestOptions::default())
+                        .await?,
+                )
             }
         }
     }

@@ -20,9 +20,9 @@ use super::{
 use crate::{
     jsonrpc::{ErrorObject, Notification, codes},
     protocol::{
-        CallToolRequestParams, CompleteRequestParams, GetPromptRequestParams, JsonObject, LoggingLevel,
-        PaginatedRequestParams, ProtocolVersion, ResourceUriParams, SubscriptionsListenRequestParams, meta,
-        methods,
+        CallToolRequestParams, CompleteRequestParams, GetPromptRequestParams, JsonObject,
+        LoggingLevel, PaginatedRequestParams, ProtocolVersion, ResourceUriParams,
+        SubscriptionsListenRequestParams, meta, methods,
     },
     session::{Dispatch, HandlerResult, IncomingRequest, Phase, RequestContext, Session},
 };
@@ -36,12 +36,20 @@ pub(crate) struct ServerDispatch {
 
 impl ServerDispatch {
     pub(crate) fn new(server: Arc<Inner>, session_id: u64, data: Arc<SessionData>) -> Self {
-        ServerDispatch { server, session_id, data }
+        ServerDispatch {
+            server,
+            session_id,
+            data,
+        }
     }
 }
 
 impl Dispatch for ServerDispatch {
-    fn request(&self, request: IncomingRequest, ctx: RequestContext) -> futures::future::BoxFuture<'static, HandlerResult> {
+    fn request(
+        &self,
+        request: IncomingRequest,
+        ctx: RequestContext,
+    ) -> futures::future::BoxFuture<'static, HandlerResult> {
         let server = self.server.clone();
         let data = self.data.clone();
         let session_id = self.session_id;
@@ -64,7 +72,10 @@ impl Dispatch for ServerDispatch {
 
     fn closed(&self, _session: &Session) {
         self.server.sessions.lock().remove(&self.session_id);
-        self.server.listeners.lock().retain(|(session, _), _| *session != self.session_id);
+        self.server
+            .listeners
+            .lock()
+            .retain(|(session, _), _| *session != self.session_id);
     }
 }
 
@@ -99,46 +110,94 @@ async fn handle(
         )),
         (None, m) if STATELESS_ONLY.contains(&m) => Err(ErrorObject::new(
             codes::METHOD_NOT_FOUND,
-            format!("Method not found: `{m}` needs protocol version 2026-07-28 declared in `_meta`"),
+            format!(
+                "Method not found: `{m}` needs protocol version 2026-07-28 declared in `_meta`"
+            ),
         )),
-        (None, _) if !ctx.session().state().is_initialized() => Err(ErrorObject::invalid_params(format!(
-            "Invalid params for `{method}`: the request declares no `_meta[\"{}\"]` and the session is not \
+        (None, _) if !ctx.session().state().is_initialized() => {
+            Err(ErrorObject::invalid_params(format!(
+                "Invalid params for `{method}`: the request declares no `_meta[\"{}\"]` and the session is not \
              initialized (send `initialize` first, or declare a protocol version)",
-            meta::PROTOCOL_VERSION
-        ))),
+                meta::PROTOCOL_VERSION
+            )))
+        }
         (_, methods::TOOLS_LIST) => {
             let p: PaginatedRequestParams = parse_params(method, params)?;
-            respond(server, stateless, &features::list_tools(server, p.cursor.as_deref(), stateless)?)
+            respond(
+                server,
+                stateless,
+                &features::list_tools(server, p.cursor.as_deref(), stateless)?,
+            )
         }
         (_, methods::RESOURCES_LIST) => {
             let p: PaginatedRequestParams = parse_params(method, params)?;
-            respond(server, stateless, &features::list_resources(server, p.cursor.as_deref(), stateless)?)
+            respond(
+                server,
+                stateless,
+                &features::list_resources(server, p.cursor.as_deref(), stateless)?,
+            )
         }
         (_, methods::RESOURCES_TEMPLATES_LIST) => {
             let p: PaginatedRequestParams = parse_params(method, params)?;
-            respond(server, stateless, &features::list_templates(server, p.cursor.as_deref(), stateless)?)
+            respond(
+                server,
+                stateless,
+                &features::list_templates(server, p.cursor.as_deref(), stateless)?,
+            )
         }
         (_, methods::PROMPTS_LIST) => {
             let p: PaginatedRequestParams = parse_params(method, params)?;
-            respond(server, stateless, &features::list_prompts(server, p.cursor.as_deref(), stateless)?)
+            respond(
+                server,
+                stateless,
+                &features::list_prompts(server, p.cursor.as_deref(), stateless)?,
+            )
         }
         (_, methods::TOOLS_CALL) => {
             let p: CallToolRequestParams = parse_required(method, params)?;
             let salient = json!({ "name": p.name, "arguments": p.arguments });
             let (name, arguments) = (p.name.clone(), p.arguments.clone());
-            let scope = Round { server, data, ctx: &ctx, stateless, method, salient, extra: &p.extra };
-            scope.run(|ctx| features::call_tool(server, &name, arguments, ctx)).await
+            let scope = Round {
+                server,
+                data,
+                ctx: &ctx,
+                stateless,
+                method,
+                salient,
+                extra: &p.extra,
+            };
+            scope
+                .run(|ctx| features::call_tool(server, &name, arguments, ctx))
+                .await
         }
         (_, methods::RESOURCES_READ) => {
             let p: ResourceUriParams = parse_required(method, params)?;
             let salient = json!({ "uri": p.uri });
-            let scope = Round { server, data, ctx: &ctx, stateless, method, salient, extra: &p.extra };
-            scope.run(|ctx| features::read_resource(server, &p.uri, stateless, ctx)).await
+            let scope = Round {
+                server,
+                data,
+                ctx: &ctx,
+                stateless,
+                method,
+                salient,
+                extra: &p.extra,
+            };
+            scope
+                .run(|ctx| features::read_resource(server, &p.uri, stateless, ctx))
+                .await
         }
         (_, methods::PROMPTS_GET) => {
             let p: GetPromptRequestParams = parse_required(method, params)?;
             let salient = json!({ "name": p.name, "arguments": p.arguments });
-            let scope = Round { server, data, ctx: &ctx, stateless, method, salient, extra: &p.extra };
+            let scope = Round {
+                server,
+                data,
+                ctx: &ctx,
+                stateless,
+                method,
+                salient,
+                extra: &p.extra,
+            };
             scope.run(|ctx| features::get_prompt(server, &p, ctx)).await
         }
         (_, methods::COMPLETION_COMPLETE) => {
@@ -186,7 +245,12 @@ fn context(
     let client_capabilities = ctx.client_capabilities().unwrap_or_else(|| json!({}));
     Context::new(
         ctx.clone(),
-        super::context::Scope { stateless, client_capabilities, log_level, input },
+        super::context::Scope {
+            stateless,
+            client_capabilities,
+            log_level,
+            input,
+        },
     )
 }
 
@@ -218,7 +282,12 @@ impl Round<'_> {
         let digest = input::digest(&self.salient);
         let answers = input::answers_of(&self.server.sealer, self.method, &digest, self.extra)?;
         let round = Arc::new(InputRound::new(answers));
-        let future = handler(context(self.data, self.ctx, Some(version), Some(round.clone())));
+        let future = handler(context(
+            self.data,
+            self.ctx,
+            Some(version),
+            Some(round.clone()),
+        ));
         let mut future = std::pin::pin!(future);
         let done = tokio::select! {
             result = &mut future => Some(result),
@@ -243,7 +312,10 @@ impl Round<'_> {
         match round.end() {
             Some(RoundEnd::Failed(error)) => Err(error),
             Some(RoundEnd::Asked(requests)) => {
-                let state = self.server.sealer.seal(self.method, &digest, round.answers());
+                let state = self
+                    .server
+                    .sealer
+                    .seal(self.method, &digest, round.answers());
                 let result = json!({
                     "resultType": "input_required",
                     "inputRequests": requests,
@@ -253,7 +325,9 @@ impl Round<'_> {
             }
             None => match done {
                 Some(result) => respond(self.server, Some(version), &result?),
-                None => Err(ErrorObject::internal("Internal error: the handler stopped without an answer")),
+                None => Err(ErrorObject::internal(
+                    "Internal error: the handler stopped without an answer",
+                )),
             },
         }
     }

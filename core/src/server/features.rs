@@ -5,19 +5,16 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::{
-    Context, Inner, ResourceError, ToolError,
-    lifecycle::cacheable,
-    pagination,
-    session_data::SessionData,
-    tools::finish_result,
+    Context, Inner, ResourceError, ToolError, lifecycle::cacheable, pagination,
+    session_data::SessionData, tools::finish_result,
 };
 use crate::{
     jsonrpc::{ErrorObject, codes},
     protocol::{
         CallToolResult, CompleteRequestParams, CompleteResult, Completion, CompletionReference,
         GetPromptRequestParams, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
-        ListResourcesResult, ListToolsResult, ProtocolVersion, ReadResourceResult, SetLevelRequestParams,
-        methods,
+        ListResourcesResult, ListToolsResult, ProtocolVersion, ReadResourceResult,
+        SetLevelRequestParams, methods,
     },
 };
 
@@ -27,9 +24,22 @@ pub(crate) fn list_tools(
     stateless: Option<ProtocolVersion>,
 ) -> Result<ListToolsResult, ErrorObject> {
     let tools = server.tools.read();
-    let (range, next_cursor) = pagination::page(methods::TOOLS_LIST, cursor, tools.order.len(), server.page_size)?;
-    let page = tools.order[range].iter().filter_map(|n| tools.by_name.get(n)).map(|t| t.tool.clone()).collect();
-    let mut result = ListToolsResult { tools: page, next_cursor, ..Default::default() };
+    let (range, next_cursor) = pagination::page(
+        methods::TOOLS_LIST,
+        cursor,
+        tools.order.len(),
+        server.page_size,
+    )?;
+    let page = tools.order[range]
+        .iter()
+        .filter_map(|n| tools.by_name.get(n))
+        .map(|t| t.tool.clone())
+        .collect();
+    let mut result = ListToolsResult {
+        tools: page,
+        next_cursor,
+        ..Default::default()
+    };
     cacheable(server, stateless, &mut result.extra);
     Ok(result)
 }
@@ -56,8 +66,15 @@ pub(crate) async fn call_tool(
             problems.join("; ")
         )));
     }
+    let version = ctx.protocol_version();
     match tool.handler.call(arguments, ctx).await {
-        Ok(result) => Ok(finish_result(&tool, result)),
+        Ok(result) => {
+            let mut result = finish_result(&tool, result);
+            if let Some(version) = version {
+                super::compat::downgrade_content(&mut result.content, version);
+            }
+            Ok(result)
+        }
         Err(ToolError::Failed(message)) => Ok(CallToolResult::error(message)),
         Err(ToolError::Protocol(error)) => Err(error),
     }
@@ -69,10 +86,22 @@ pub(crate) fn list_resources(
     stateless: Option<ProtocolVersion>,
 ) -> Result<ListResourcesResult, ErrorObject> {
     let resources = server.resources.read();
-    let (range, next_cursor) =
-        pagination::page(methods::RESOURCES_LIST, cursor, resources.order.len(), server.page_size)?;
-    let page = resources.order[range].iter().filter_map(|u| resources.by_uri.get(u)).map(|(r, _)| r.clone()).collect();
-    let mut result = ListResourcesResult { resources: page, next_cursor, ..Default::default() };
+    let (range, next_cursor) = pagination::page(
+        methods::RESOURCES_LIST,
+        cursor,
+        resources.order.len(),
+        server.page_size,
+    )?;
+    let page = resources.order[range]
+        .iter()
+        .filter_map(|u| resources.by_uri.get(u))
+        .map(|(r, _)| r.clone())
+        .collect();
+    let mut result = ListResourcesResult {
+        resources: page,
+        next_cursor,
+        ..Default::default()
+    };
     cacheable(server, stateless, &mut result.extra);
     Ok(result)
 }
@@ -83,10 +112,21 @@ pub(crate) fn list_templates(
     stateless: Option<ProtocolVersion>,
 ) -> Result<ListResourceTemplatesResult, ErrorObject> {
     let resources = server.resources.read();
-    let (range, next_cursor) =
-        pagination::page(methods::RESOURCES_TEMPLATES_LIST, cursor, resources.templates.len(), server.page_size)?;
-    let page = resources.templates[range].iter().map(|t| t.template.clone()).collect();
-    let mut result = ListResourceTemplatesResult { resource_templates: page, next_cursor, ..Default::default() };
+    let (range, next_cursor) = pagination::page(
+        methods::RESOURCES_TEMPLATES_LIST,
+        cursor,
+        resources.templates.len(),
+        server.page_size,
+    )?;
+    let page = resources.templates[range]
+        .iter()
+        .map(|t| t.template.clone())
+        .collect();
+    let mut result = ListResourceTemplatesResult {
+        resource_templates: page,
+        next_cursor,
+        ..Default::default()
+    };
     cacheable(server, stateless, &mut result.extra);
     Ok(result)
 }
@@ -99,22 +139,33 @@ pub(crate) async fn read_resource(
 ) -> Result<ReadResourceResult, ErrorObject> {
     let not_found = || {
         // 2026-07-28 moved "not found" to invalid params; earlier revisions use -32002.
-        let code = if stateless.is_some() { codes::INVALID_PARAMS } else { codes::RESOURCE_NOT_FOUND };
-        ErrorObject::new(code, format!("Resource not found: {uri}")).with_data(json!({ "uri": uri }))
+        let code = if stateless.is_some() {
+            codes::INVALID_PARAMS
+        } else {
+            codes::RESOURCE_NOT_FOUND
+        };
+        ErrorObject::new(code, format!("Resource not found: {uri}"))
+            .with_data(json!({ "uri": uri }))
     };
     let resolved = server.resources.read().resolve(uri);
-    let Some((handler, variables)) = resolved else { return Err(not_found()) };
+    let Some((handler, variables)) = resolved else {
+        return Err(not_found());
+    };
     let mut result = match handler.read(uri.to_owned(), variables, ctx).await {
         Ok(result) => result,
         Err(ResourceError::NotFound) => return Err(not_found()),
         Err(ResourceError::Failed(message)) => {
-            return Err(ErrorObject::internal(format!("Reading {uri} failed: {message}")));
+            return Err(ErrorObject::internal(format!(
+                "Reading {uri} failed: {message}"
+            )));
         }
         Err(ResourceError::Protocol(error)) => return Err(error),
     };
     for contents in &mut result.contents {
         if contents.text.is_none() && contents.blob.is_none() {
-            return Err(ErrorObject::internal(format!("Reading {uri} produced contents with neither text nor blob")));
+            return Err(ErrorObject::internal(format!(
+                "Reading {uri} produced contents with neither text nor blob"
+            )));
         }
     }
     cacheable(server, stateless, &mut result.extra);
@@ -127,9 +178,22 @@ pub(crate) fn list_prompts(
     stateless: Option<ProtocolVersion>,
 ) -> Result<ListPromptsResult, ErrorObject> {
     let prompts = server.prompts.read();
-    let (range, next_cursor) = pagination::page(methods::PROMPTS_LIST, cursor, prompts.order.len(), server.page_size)?;
-    let page = prompts.order[range].iter().filter_map(|n| prompts.by_name.get(n)).map(|p| p.prompt.clone()).collect();
-    let mut result = ListPromptsResult { prompts: page, next_cursor, ..Default::default() };
+    let (range, next_cursor) = pagination::page(
+        methods::PROMPTS_LIST,
+        cursor,
+        prompts.order.len(),
+        server.page_size,
+    )?;
+    let page = prompts.order[range]
+        .iter()
+        .filter_map(|n| prompts.by_name.get(n))
+        .map(|p| p.prompt.clone())
+        .collect();
+    let mut result = ListPromptsResult {
+        prompts: page,
+        next_cursor,
+        ..Default::default()
+    };
     cacheable(server, stateless, &mut result.extra);
     Ok(result)
 }
@@ -141,10 +205,9 @@ pub(crate) async fn get_prompt(
 ) -> Result<GetPromptResult, ErrorObject> {
     let (prompt, handler) = {
         let prompts = server.prompts.read();
-        let registered = prompts
-            .by_name
-            .get(&params.name)
-            .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown prompt: {}", params.name)))?;
+        let registered = prompts.by_name.get(&params.name).ok_or_else(|| {
+            ErrorObject::invalid_params(format!("Unknown prompt: {}", params.name))
+        })?;
         (registered.prompt.clone(), registered.handler.clone())
     };
     let arguments = params.arguments.clone().unwrap_or_default();
@@ -162,7 +225,14 @@ pub(crate) async fn get_prompt(
             missing.join(", ")
         )));
     }
-    handler.get(arguments, ctx).await
+    let version = ctx.protocol_version();
+    let mut result = handler.get(arguments, ctx).await?;
+    if let Some(version) = version {
+        for message in &mut result.messages {
+            super::compat::downgrade_content(std::slice::from_mut(&mut message.content), version);
+        }
+    }
+    Ok(result)
 }
 
 pub(crate) async fn complete(
@@ -185,23 +255,34 @@ pub(crate) async fn complete(
                 .templates
                 .iter()
                 .find(|t| t.template.uri_template == *uri)
-                .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown resource template: {uri}")))?;
+                .ok_or_else(|| {
+                    ErrorObject::invalid_params(format!("Unknown resource template: {uri}"))
+                })?;
             template.completions.get(&params.argument.name).cloned()
         }
     };
     let completion = match handler {
-        None => Completion { values: Vec::new(), total: Some(0), has_more: Some(false) },
+        None => Completion {
+            values: Vec::new(),
+            total: Some(0),
+            has_more: Some(false),
+        },
         Some(handler) => {
             let context: BTreeMap<String, String> =
                 params.context.and_then(|c| c.arguments).unwrap_or_default();
-            let mut c = handler.complete(params.argument.value, context, ctx).await?;
+            let mut c = handler
+                .complete(params.argument.value, context, ctx)
+                .await?;
             if c.values.len() > 100 {
                 c = Completion::from_values(c.values);
             }
             c
         }
     };
-    Ok(CompleteResult { completion, meta: None })
+    Ok(CompleteResult {
+        completion,
+        meta: None,
+    })
 }
 
 pub(crate) fn set_level(data: &SessionData, params: SetLevelRequestParams) {

@@ -57,7 +57,11 @@ pub(crate) enum RoundEnd {
 
 impl InputRound {
     pub(crate) fn new(answers: BTreeMap<String, Value>) -> Self {
-        InputRound { answers, state: Mutex::new(RoundState::default()), ended: Notify::new() }
+        InputRound {
+            answers,
+            state: Mutex::new(RoundState::default()),
+            ended: Notify::new(),
+        }
     }
 
     /// The key of the next question of this kind: deterministic, so the same handler asks
@@ -75,7 +79,13 @@ impl InputRound {
     }
 
     pub(crate) fn ask(&self, key: String, method: &str, params: Value) {
-        self.state.lock().asked.insert(key, InputRequest { method: method.to_owned(), params: Some(params) });
+        self.state.lock().asked.insert(
+            key,
+            InputRequest {
+                method: method.to_owned(),
+                params: Some(params),
+            },
+        );
         self.ended.notify_one();
     }
 
@@ -139,12 +149,18 @@ impl StateSealer {
     }
 
     fn mac(&self, data: &[u8]) -> Vec<u8> {
-        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key).expect("HMAC takes keys of any length");
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key)
+            .expect("HMAC takes keys of any length");
         mac.update(data);
         mac.finalize().into_bytes().to_vec()
     }
 
-    pub(crate) fn seal(&self, method: &str, digest: &str, answers: &BTreeMap<String, Value>) -> String {
+    pub(crate) fn seal(
+        &self,
+        method: &str,
+        digest: &str,
+        answers: &BTreeMap<String, Value>,
+    ) -> String {
         let payload = StatePayload {
             m: method.to_owned(),
             d: digest.to_owned(),
@@ -152,19 +168,38 @@ impl StateSealer {
             a: answers.clone(),
         };
         let body = serde_json::to_vec(&payload).unwrap_or_default();
-        format!("{}.{}", URL_SAFE_NO_PAD.encode(&body), URL_SAFE_NO_PAD.encode(self.mac(&body)))
+        format!(
+            "{}.{}",
+            URL_SAFE_NO_PAD.encode(&body),
+            URL_SAFE_NO_PAD.encode(self.mac(&body))
+        )
     }
 
     /// The answers of earlier rounds, if the state is genuine, fresh and for this request.
-    pub(crate) fn open(&self, state: &str, method: &str, digest: &str) -> Result<BTreeMap<String, Value>, ErrorObject> {
-        let invalid = |why: &str| ErrorObject::invalid_params(format!("Invalid params: requestState {why}"));
-        let (body, tag) = state.split_once('.').ok_or_else(|| invalid("is malformed"))?;
-        let body = URL_SAFE_NO_PAD.decode(body).map_err(|_| invalid("is malformed"))?;
-        let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| invalid("is malformed"))?;
-        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key).expect("HMAC takes keys of any length");
+    pub(crate) fn open(
+        &self,
+        state: &str,
+        method: &str,
+        digest: &str,
+    ) -> Result<BTreeMap<String, Value>, ErrorObject> {
+        let invalid =
+            |why: &str| ErrorObject::invalid_params(format!("Invalid params: requestState {why}"));
+        let (body, tag) = state
+            .split_once('.')
+            .ok_or_else(|| invalid("is malformed"))?;
+        let body = URL_SAFE_NO_PAD
+            .decode(body)
+            .map_err(|_| invalid("is malformed"))?;
+        let tag = URL_SAFE_NO_PAD
+            .decode(tag)
+            .map_err(|_| invalid("is malformed"))?;
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key)
+            .expect("HMAC takes keys of any length");
         mac.update(&body);
-        mac.verify_slice(&tag).map_err(|_| invalid("failed verification"))?;
-        let payload: StatePayload = serde_json::from_slice(&body).map_err(|_| invalid("is malformed"))?;
+        mac.verify_slice(&tag)
+            .map_err(|_| invalid("failed verification"))?;
+        let payload: StatePayload =
+            serde_json::from_slice(&body).map_err(|_| invalid("is malformed"))?;
         if payload.m != method || payload.d != digest {
             return Err(invalid("belongs to a different request"));
         }
@@ -183,14 +218,22 @@ pub(crate) fn digest(salient: &Value) -> String {
             Value::Object(map) => {
                 let mut sorted: Vec<(&String, &Value)> = map.iter().collect();
                 sorted.sort_by(|a, b| a.0.cmp(b.0));
-                Value::Object(sorted.into_iter().map(|(k, v)| (k.clone(), canonical(v))).collect())
+                Value::Object(
+                    sorted
+                        .into_iter()
+                        .map(|(k, v)| (k.clone(), canonical(v)))
+                        .collect(),
+                )
             }
             Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
             other => other.clone(),
         }
     }
     let bytes = serde_json::to_vec(&canonical(salient)).unwrap_or_default();
-    Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// The answers a retried request carries: `inputResponses` merged over the earlier rounds'
@@ -204,7 +247,11 @@ pub(crate) fn answers_of(
     let mut answers = match extra.get("requestState") {
         None => BTreeMap::new(),
         Some(Value::String(state)) => sealer.open(state, method, digest)?,
-        Some(_) => return Err(ErrorObject::invalid_params("Invalid params: requestState must be a string")),
+        Some(_) => {
+            return Err(ErrorObject::invalid_params(
+                "Invalid params: requestState must be a string",
+            ));
+        }
     };
     match extra.get("inputResponses") {
         None => {}
@@ -218,16 +265,25 @@ pub(crate) fn answers_of(
                 answers.insert(key.clone(), value.clone());
             }
         }
-        Some(_) => return Err(ErrorObject::invalid_params("Invalid params: inputResponses must be an object")),
+        Some(_) => {
+            return Err(ErrorObject::invalid_params(
+                "Invalid params: inputResponses must be an object",
+            ));
+        }
     }
     if answers.len() > MAX_ANSWERS {
-        return Err(ErrorObject::invalid_params("Invalid params: too many inputResponses"));
+        return Err(ErrorObject::invalid_params(
+            "Invalid params: too many inputResponses",
+        ));
     }
     Ok(answers)
 }
 
 fn now_secs() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 /// Fills `buf` from the operating system's CSPRNG.
@@ -255,13 +311,24 @@ mod tests {
     fn sealed_state_round_trips_and_refuses_tampering() {
         let sealer = StateSealer::random();
         let d = digest(&json!({"name": "t", "arguments": {"b": 1, "a": 2}}));
-        assert_eq!(d, digest(&json!({"arguments": {"a": 2, "b": 1}, "name": "t"})));
+        assert_eq!(
+            d,
+            digest(&json!({"arguments": {"a": 2, "b": 1}, "name": "t"}))
+        );
         let answers = BTreeMap::from([("elicitation-0".to_owned(), json!({"action": "accept"}))]);
         let state = sealer.seal("tools/call", &d, &answers);
         assert_eq!(sealer.open(&state, "tools/call", &d).unwrap(), answers);
         assert!(sealer.open(&state, "prompts/get", &d).is_err());
-        assert!(sealer.open(&state, "tools/call", &digest(&json!({"name": "other"}))).is_err());
-        assert!(StateSealer::random().open(&state, "tools/call", &d).is_err());
+        assert!(
+            sealer
+                .open(&state, "tools/call", &digest(&json!({"name": "other"})))
+                .is_err()
+        );
+        assert!(
+            StateSealer::random()
+                .open(&state, "tools/call", &d)
+                .is_err()
+        );
         let mut forged = state.clone();
         forged.replace_range(0..2, "ey");
         let _ = sealer.open(&forged, "tools/call", &d);

@@ -8,14 +8,18 @@ use super::Inner;
 use crate::{
     jsonrpc::{ErrorObject, codes},
     protocol::{
-        CacheScope, DiscoverResult, InitializeRequestParams, InitializeResult, ListChangedCapability,
-        ProtocolVersion, ResourcesCapability, ServerCapabilities, meta, methods,
+        CacheScope, DiscoverResult, InitializeRequestParams, InitializeResult,
+        ListChangedCapability, ProtocolVersion, ResourcesCapability, ServerCapabilities, meta,
+        methods,
     },
     session::{HandlerResult, Phase, RequestContext},
 };
 
 /// The stateless revision a request declares in `_meta`, if it declares one.
-pub(crate) fn stateless_version(server: &Inner, ctx: &RequestContext) -> Result<Option<ProtocolVersion>, ErrorObject> {
+pub(crate) fn stateless_version(
+    server: &Inner,
+    ctx: &RequestContext,
+) -> Result<Option<ProtocolVersion>, ErrorObject> {
     let Some(declared) = ctx.meta().and_then(|m| m.get(meta::PROTOCOL_VERSION)) else {
         return Ok(None);
     };
@@ -43,8 +47,11 @@ pub(crate) fn stateless_version(server: &Inner, ctx: &RequestContext) -> Result<
 }
 
 fn unsupported_version(server: &Inner, requested: &str) -> ErrorObject {
-    ErrorObject::new(codes::UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version")
-        .with_data(json!({ "requested": requested, "supported": supported_versions(server) }))
+    ErrorObject::new(
+        codes::UNSUPPORTED_PROTOCOL_VERSION,
+        "Unsupported protocol version",
+    )
+    .with_data(json!({ "requested": requested, "supported": supported_versions(server) }))
 }
 
 /// Every revision the server speaks, newest first.
@@ -62,9 +69,14 @@ pub(crate) fn parse_params<T: DeserializeOwned + Default>(
     }
 }
 
-pub(crate) fn parse_required<T: DeserializeOwned>(method: &str, params: Option<&RawValue>) -> Result<T, ErrorObject> {
+pub(crate) fn parse_required<T: DeserializeOwned>(
+    method: &str,
+    params: Option<&RawValue>,
+) -> Result<T, ErrorObject> {
     let Some(raw) = params else {
-        return Err(ErrorObject::invalid_params(format!("Invalid params for `{method}`: params are required")));
+        return Err(ErrorObject::invalid_params(format!(
+            "Invalid params for `{method}`: params are required"
+        )));
     };
     serde_json::from_str(raw.get()).map_err(|e| {
         let msg = e.to_string();
@@ -74,7 +86,11 @@ pub(crate) fn parse_required<T: DeserializeOwned>(method: &str, params: Option<&
 }
 
 /// Serializes a result; stateless results get `resultType` and the server's identity.
-pub(crate) fn respond<T: Serialize>(server: &Inner, stateless: Option<ProtocolVersion>, result: &T) -> HandlerResult {
+pub(crate) fn respond<T: Serialize>(
+    server: &Inner,
+    stateless: Option<ProtocolVersion>,
+    result: &T,
+) -> HandlerResult {
     let internal = |e: serde_json::Error| ErrorObject::internal(format!("Internal error: {e}"));
     if stateless.is_none() {
         return serde_json::value::to_raw_value(result).map_err(internal);
@@ -91,7 +107,11 @@ pub(crate) fn respond<T: Serialize>(server: &Inner, stateless: Option<ProtocolVe
 }
 
 /// Adds the 2026-07-28 cache hints to a list or read result.
-pub(crate) fn cacheable(server: &Inner, stateless: Option<ProtocolVersion>, extra: &mut crate::protocol::JsonObject) {
+pub(crate) fn cacheable(
+    server: &Inner,
+    stateless: Option<ProtocolVersion>,
+    extra: &mut crate::protocol::JsonObject,
+) {
     if stateless.is_some() {
         extra.insert("ttlMs".into(), json!(server.list_ttl.as_millis() as u64));
         extra.insert("cacheScope".into(), json!(CacheScope::Private));
@@ -101,7 +121,10 @@ pub(crate) fn cacheable(server: &Inner, stateless: Option<ProtocolVersion>, extr
 pub(crate) fn capabilities(server: &Inner) -> ServerCapabilities {
     let has_resources = !server.resources.read().is_empty() || server.advertise.resources;
     let has_prompts = !server.prompts.read().order.is_empty() || server.advertise.prompts;
-    let listed = || ListChangedCapability { list_changed: Some(true), ..Default::default() };
+    let listed = || ListChangedCapability {
+        list_changed: Some(true),
+        ..Default::default()
+    };
     ServerCapabilities {
         tools: Some(listed()),
         resources: has_resources.then(|| ResourcesCapability {
@@ -116,13 +139,24 @@ pub(crate) fn capabilities(server: &Inner) -> ServerCapabilities {
     }
 }
 
-pub(crate) fn initialize(server: &Inner, params: Option<&RawValue>, ctx: &RequestContext) -> HandlerResult {
+pub(crate) fn initialize(
+    server: &Inner,
+    params: Option<&RawValue>,
+    ctx: &RequestContext,
+) -> HandlerResult {
     let session = ctx.session();
     if session.state().is_initialized() {
-        return Err(ErrorObject::invalid_request("Invalid request: the session is already initialized"));
+        return Err(ErrorObject::invalid_request(
+            "Invalid request: the session is already initialized",
+        ));
     }
     let p: InitializeRequestParams = parse_required(methods::INITIALIZE, params)?;
-    let offered: Vec<ProtocolVersion> = server.versions.iter().copied().filter(|v| v.uses_handshake()).collect();
+    let offered: Vec<ProtocolVersion> = server
+        .versions
+        .iter()
+        .copied()
+        .filter(|v| v.uses_handshake())
+        .collect();
     let Some(newest) = offered.last().copied() else {
         return Err(ErrorObject::invalid_params(format!(
             "This server does not support `initialize`; it speaks protocol versions {} (use `server/discover`)",
@@ -130,7 +164,9 @@ pub(crate) fn initialize(server: &Inner, params: Option<&RawValue>, ctx: &Reques
         ))
         .with_data(json!({ "supported": supported_versions(server) })));
     };
-    let chosen = ProtocolVersion::parse(&p.protocol_version).filter(|v| offered.contains(v)).unwrap_or(newest);
+    let chosen = ProtocolVersion::parse(&p.protocol_version)
+        .filter(|v| offered.contains(v))
+        .unwrap_or(newest);
     let peer_capabilities = serde_json::to_value(&p.capabilities).ok();
     session.update_state(|s| {
         s.phase = Phase::Initializing;
@@ -151,7 +187,10 @@ pub(crate) fn initialize(server: &Inner, params: Option<&RawValue>, ctx: &Reques
 
 pub(crate) fn discover(server: &Inner) -> DiscoverResult {
     DiscoverResult {
-        supported_versions: supported_versions(server).into_iter().map(str::to_owned).collect(),
+        supported_versions: supported_versions(server)
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
         capabilities: capabilities(server),
         instructions: server.instructions.clone(),
         ttl_ms: server.list_ttl.as_millis() as u64,

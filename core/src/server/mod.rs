@@ -17,6 +17,7 @@
 //! # }
 //! ```
 
+mod compat;
 mod completion;
 mod context;
 mod dispatch;
@@ -48,13 +49,15 @@ pub use resources::{ResourceError, ResourceHandler, ResourceResult};
 use session_data::SessionData;
 use subscriptions::Listener;
 use tokio_util::sync::CancellationToken;
-pub use tools::{ToolError, ToolHandler, ToolResult};
 use tools::RegisteredTool;
+pub use tools::{ToolError, ToolHandler, ToolResult};
 
 use crate::{
     Error, Result,
     jsonrpc::RequestId,
-    protocol::{Implementation, Prompt, ProtocolVersion, Resource, ResourceTemplate, Tool, methods},
+    protocol::{
+        Implementation, Prompt, ProtocolVersion, Resource, ResourceTemplate, Tool, methods,
+    },
     session::{Role, Session, SessionConfig},
     sync::{Mutex, RwLock},
     transport::{Route, Transport, stdio::StdioTransport},
@@ -89,7 +92,10 @@ impl ServerBuilder {
     }
 
     /// Restricts the revisions this server speaks (default: all five).
-    pub fn protocol_versions(mut self, versions: impl IntoIterator<Item = ProtocolVersion>) -> Self {
+    pub fn protocol_versions(
+        mut self,
+        versions: impl IntoIterator<Item = ProtocolVersion>,
+    ) -> Self {
         self.versions = versions.into_iter().collect();
         self.versions.sort();
         self.versions.dedup();
@@ -168,7 +174,9 @@ pub struct Server {
 
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Server").field("info", &self.inner.info).finish_non_exhaustive()
+        f.debug_struct("Server")
+            .field("info", &self.inner.info)
+            .finish_non_exhaustive()
     }
 }
 
@@ -256,12 +264,20 @@ impl Server {
     /// The registered tools, in registration order.
     pub fn tools(&self) -> Vec<Tool> {
         let tools = self.inner.tools.read();
-        tools.order.iter().filter_map(|n| tools.by_name.get(n)).map(|t| t.tool.clone()).collect()
+        tools
+            .order
+            .iter()
+            .filter_map(|n| tools.by_name.get(n))
+            .map(|t| t.tool.clone())
+            .collect()
     }
 
     /// Registers (or replaces) a resource with a fixed URI.
     pub fn add_resource(&self, resource: Resource, handler: impl ResourceHandler) {
-        self.inner.resources.write().add(resource, Arc::new(handler));
+        self.inner
+            .resources
+            .write()
+            .add(resource, Arc::new(handler));
         self.inner.list_changed(methods::RESOURCES_LIST_CHANGED);
     }
 
@@ -275,8 +291,15 @@ impl Server {
     }
 
     /// Registers (or replaces) a resource template. Fails if the URI template is malformed.
-    pub fn add_resource_template(&self, template: ResourceTemplate, handler: impl ResourceHandler) -> Result<()> {
-        self.inner.resources.write().add_template(template, Arc::new(handler))?;
+    pub fn add_resource_template(
+        &self,
+        template: ResourceTemplate,
+        handler: impl ResourceHandler,
+    ) -> Result<()> {
+        self.inner
+            .resources
+            .write()
+            .add_template(template, Arc::new(handler))?;
         self.inner.list_changed(methods::RESOURCES_LIST_CHANGED);
         Ok(())
     }
@@ -293,11 +316,17 @@ impl Server {
             .templates
             .iter_mut()
             .find(|t| t.template.uri_template == uri_template)
-            .ok_or_else(|| Error::InvalidArgument(format!("no resource template `{uri_template}`")))?;
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!("no resource template `{uri_template}`"))
+            })?;
         if !template.matcher.variables().any(|v| v == variable) {
-            return Err(Error::InvalidArgument(format!("`{uri_template}` has no variable `{variable}`")));
+            return Err(Error::InvalidArgument(format!(
+                "`{uri_template}` has no variable `{variable}`"
+            )));
         }
-        template.completions.insert(variable.to_owned(), Arc::new(handler));
+        template
+            .completions
+            .insert(variable.to_owned(), Arc::new(handler));
         Ok(())
     }
 
@@ -318,17 +347,31 @@ impl Server {
     }
 
     /// Completes one argument of a registered prompt.
-    pub fn add_prompt_completion(&self, prompt: &str, argument: &str, handler: impl CompletionHandler) -> Result<()> {
+    pub fn add_prompt_completion(
+        &self,
+        prompt: &str,
+        argument: &str,
+        handler: impl CompletionHandler,
+    ) -> Result<()> {
         let mut prompts = self.inner.prompts.write();
         let registered = prompts
             .by_name
             .get_mut(prompt)
             .ok_or_else(|| Error::InvalidArgument(format!("no prompt `{prompt}`")))?;
-        let known = registered.prompt.arguments.iter().flatten().any(|a| a.name == argument);
+        let known = registered
+            .prompt
+            .arguments
+            .iter()
+            .flatten()
+            .any(|a| a.name == argument);
         if !known {
-            return Err(Error::InvalidArgument(format!("prompt `{prompt}` has no argument `{argument}`")));
+            return Err(Error::InvalidArgument(format!(
+                "prompt `{prompt}` has no argument `{argument}`"
+            )));
         }
-        registered.completions.insert(argument.to_owned(), Arc::new(handler));
+        registered
+            .completions
+            .insert(argument.to_owned(), Arc::new(handler));
         Ok(())
     }
 
@@ -342,9 +385,21 @@ impl Server {
     pub fn serve(&self, transport: impl Transport) -> Session {
         let id = self.inner.next_session.fetch_add(1, Ordering::Relaxed);
         let data = Arc::new(SessionData::default());
-        let dispatch = Arc::new(dispatch::ServerDispatch::new(self.inner.clone(), id, data.clone()));
-        let session = Session::start(transport, Role::Server, dispatch, self.inner.session_config.clone());
-        self.inner.sessions.lock().insert(id, (session.clone(), data));
+        let dispatch = Arc::new(dispatch::ServerDispatch::new(
+            self.inner.clone(),
+            id,
+            data.clone(),
+        ));
+        let session = Session::start(
+            transport,
+            Role::Server,
+            dispatch,
+            self.inner.session_config.clone(),
+        );
+        self.inner
+            .sessions
+            .lock()
+            .insert(id, (session.clone(), data));
         session
     }
 
@@ -371,7 +426,12 @@ impl Server {
 impl Inner {
     /// Tells handshake-era sessions that finished initializing, and listen streams that asked.
     fn list_changed(&self, method: &str) {
-        let sessions: Vec<Session> = self.sessions.lock().values().map(|(s, _)| s.clone()).collect();
+        let sessions: Vec<Session> = self
+            .sessions
+            .lock()
+            .values()
+            .map(|(s, _)| s.clone())
+            .collect();
         for session in sessions {
             if session.state().is_initialized() {
                 session.notify_nowait(method, None, Route::Unrelated);
@@ -389,7 +449,11 @@ impl Inner {
             .map(|(s, _)| s.clone())
             .collect();
         for session in sessions {
-            session.notify_nowait(methods::RESOURCES_UPDATED, Some(serde_json::json!({ "uri": uri })), Route::Unrelated);
+            session.notify_nowait(
+                methods::RESOURCES_UPDATED,
+                Some(serde_json::json!({ "uri": uri })),
+                Route::Unrelated,
+            );
         }
         subscriptions::deliver(self, methods::RESOURCES_UPDATED, Some(uri));
     }

@@ -21,7 +21,11 @@ pub type PromptResult = Result<GetPromptResult, ErrorObject>;
 /// Renders a prompt from its arguments (required ones are checked before it is called).
 pub trait PromptHandler: Send + Sync + 'static {
     /// Renders the prompt.
-    fn get(&self, arguments: BTreeMap<String, String>, ctx: Context) -> BoxFuture<'static, PromptResult>;
+    fn get(
+        &self,
+        arguments: BTreeMap<String, String>,
+        ctx: Context,
+    ) -> BoxFuture<'static, PromptResult>;
 }
 
 impl<F, Fut> PromptHandler for F
@@ -29,7 +33,11 @@ where
     F: Fn(BTreeMap<String, String>, Context) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = PromptResult> + Send + 'static,
 {
-    fn get(&self, arguments: BTreeMap<String, String>, ctx: Context) -> BoxFuture<'static, PromptResult> {
+    fn get(
+        &self,
+        arguments: BTreeMap<String, String>,
+        ctx: Context,
+    ) -> BoxFuture<'static, PromptResult> {
         Box::pin(self(arguments, ctx))
     }
 }
@@ -48,16 +56,31 @@ pub(crate) struct PromptRegistry {
 }
 
 impl PromptRegistry {
-    pub(crate) fn add(&mut self, prompt: Prompt, handler: Arc<dyn PromptHandler>) -> Result<(), Error> {
+    pub(crate) fn add(
+        &mut self,
+        prompt: Prompt,
+        handler: Arc<dyn PromptHandler>,
+    ) -> Result<(), Error> {
         if prompt.name.is_empty() {
             return Err(Error::InvalidArgument("a prompt needs a name".into()));
         }
         let name = prompt.name.clone();
-        let completions = self.by_name.remove(&name).map(|p| p.completions).unwrap_or_default();
+        let completions = self
+            .by_name
+            .remove(&name)
+            .map(|p| p.completions)
+            .unwrap_or_default();
         if !self.order.contains(&name) {
             self.order.push(name.clone());
         }
-        self.by_name.insert(name, RegisteredPrompt { prompt, handler, completions });
+        self.by_name.insert(
+            name,
+            RegisteredPrompt {
+                prompt,
+                handler,
+                completions,
+            },
+        );
         Ok(())
     }
 

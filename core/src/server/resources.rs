@@ -35,7 +35,12 @@ pub type ResourceResult = Result<ReadResourceResult, ResourceError>;
 /// (empty for a static one).
 pub trait ResourceHandler: Send + Sync + 'static {
     /// Reads `uri`.
-    fn read(&self, uri: String, variables: JsonObject, ctx: Context) -> BoxFuture<'static, ResourceResult>;
+    fn read(
+        &self,
+        uri: String,
+        variables: JsonObject,
+        ctx: Context,
+    ) -> BoxFuture<'static, ResourceResult>;
 }
 
 impl<F, Fut> ResourceHandler for F
@@ -43,7 +48,12 @@ where
     F: Fn(String, JsonObject, Context) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = ResourceResult> + Send + 'static,
 {
-    fn read(&self, uri: String, variables: JsonObject, ctx: Context) -> BoxFuture<'static, ResourceResult> {
+    fn read(
+        &self,
+        uri: String,
+        variables: JsonObject,
+        ctx: Context,
+    ) -> BoxFuture<'static, ResourceResult> {
         Box::pin(self(uri, variables, ctx))
     }
 }
@@ -70,7 +80,11 @@ impl ResourceRegistry {
 
     pub(crate) fn add(&mut self, resource: Resource, handler: Arc<dyn ResourceHandler>) {
         let uri = resource.uri.clone();
-        if self.by_uri.insert(uri.clone(), (resource, handler)).is_none() {
+        if self
+            .by_uri
+            .insert(uri.clone(), (resource, handler))
+            .is_none()
+        {
             self.order.push(uri);
         }
     }
@@ -83,10 +97,23 @@ impl ResourceRegistry {
         removed
     }
 
-    pub(crate) fn add_template(&mut self, template: ResourceTemplate, handler: Arc<dyn ResourceHandler>) -> Result<(), Error> {
+    pub(crate) fn add_template(
+        &mut self,
+        template: ResourceTemplate,
+        handler: Arc<dyn ResourceHandler>,
+    ) -> Result<(), Error> {
         let matcher = UriTemplate::parse(&template.uri_template)?;
-        let registered = RegisteredTemplate { template, matcher, handler, completions: HashMap::new() };
-        match self.templates.iter_mut().find(|t| t.template.uri_template == registered.template.uri_template) {
+        let registered = RegisteredTemplate {
+            template,
+            matcher,
+            handler,
+            completions: HashMap::new(),
+        };
+        match self
+            .templates
+            .iter_mut()
+            .find(|t| t.template.uri_template == registered.template.uri_template)
+        {
             Some(existing) => *existing = registered,
             None => self.templates.push(registered),
         }
@@ -99,6 +126,8 @@ impl ResourceRegistry {
         if let Some((_, handler)) = self.by_uri.get(uri) {
             return Some((handler.clone(), JsonObject::new()));
         }
-        self.templates.iter().find_map(|t| t.matcher.matches(uri).map(|vars| (t.handler.clone(), vars)))
+        self.templates
+            .iter()
+            .find_map(|t| t.matcher.matches(uri).map(|vars| (t.handler.clone(), vars)))
     }
 }

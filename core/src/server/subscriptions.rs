@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 use super::{Inner, lifecycle::respond};
 use crate::{
     jsonrpc::RequestId,
-    protocol::{ProtocolVersion, SubscriptionFilter, SubscriptionsListenRequestParams, meta, methods},
+    protocol::{
+        ProtocolVersion, SubscriptionFilter, SubscriptionsListenRequestParams, meta, methods,
+    },
     session::{HandlerResult, Session},
     transport::Route,
 };
@@ -45,9 +47,18 @@ pub(crate) async fn listen(
     let id = ctx.id().clone();
     // The acknowledgement is the first message carrying this stream's id.
     let ack = json!({ "_meta": { meta::SUBSCRIPTION_ID: id }, "notifications": honored });
-    let _ = ctx.notify(methods::SUBSCRIPTIONS_ACKNOWLEDGED, Some(ack)).await;
+    let _ = ctx
+        .notify(methods::SUBSCRIPTIONS_ACKNOWLEDGED, Some(ack))
+        .await;
     let key = (session_id, id.clone());
-    server.listeners.lock().insert(key.clone(), Listener { session: ctx.session().clone(), id: id.clone(), filter: honored });
+    server.listeners.lock().insert(
+        key.clone(),
+        Listener {
+            session: ctx.session().clone(),
+            id: id.clone(),
+            filter: honored,
+        },
+    );
     let _registration = Registration { server, key };
     // Runs until the client cancels (the engine then drops this future) or the server ends
     // its subscriptions.
@@ -64,7 +75,9 @@ fn honor(server: &Inner, asked: SubscriptionFilter) -> SubscriptionFilter {
         tools_list_changed: asked.tools_list_changed.filter(|b| *b),
         prompts_list_changed: asked.prompts_list_changed.filter(|b| *b && has_prompts),
         resources_list_changed: asked.resources_list_changed.filter(|b| *b && has_resources),
-        resource_subscriptions: asked.resource_subscriptions.filter(|uris| has_resources && !uris.is_empty()),
+        resource_subscriptions: asked
+            .resource_subscriptions
+            .filter(|uris| has_resources && !uris.is_empty()),
         extra: Default::default(),
     }
 }
@@ -78,7 +91,11 @@ pub(crate) fn deliver(server: &Inner, method: &str, uri: Option<&str>) {
             methods::PROMPTS_LIST_CHANGED => listener.filter.prompts_list_changed == Some(true),
             methods::RESOURCES_LIST_CHANGED => listener.filter.resources_list_changed == Some(true),
             methods::RESOURCES_UPDATED => uri.is_some_and(|u| {
-                listener.filter.resource_subscriptions.as_ref().is_some_and(|list| list.iter().any(|s| s == u))
+                listener
+                    .filter
+                    .resource_subscriptions
+                    .as_ref()
+                    .is_some_and(|list| list.iter().any(|s| s == u))
             }),
             _ => false,
         };
@@ -89,6 +106,8 @@ pub(crate) fn deliver(server: &Inner, method: &str, uri: Option<&str>) {
         if let Some(uri) = uri {
             params["uri"] = Value::String(uri.to_owned());
         }
-        listener.session.notify_nowait(method, Some(params), Route::Related(listener.id.clone()));
+        listener
+            .session
+            .notify_nowait(method, Some(params), Route::Related(listener.id.clone()));
     }
 }

@@ -145,12 +145,12 @@ pub(crate) fn finish_result(tool: &RegisteredTool, mut result: CallToolResult) -
             }
         }
     }
-    if result.content.is_empty() {
-        if let Some(value) = &result.structured_content {
-            result
-                .content
-                .push(crate::protocol::ContentBlock::text(value.to_string()));
-        }
+    if result.content.is_empty()
+        && let Some(value) = &result.structured_content
+    {
+        result
+            .content
+            .push(crate::protocol::ContentBlock::text(value.to_string()));
     }
     result
 }

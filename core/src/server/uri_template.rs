@@ -114,7 +114,8 @@ pub struct UriTemplate {
 impl UriTemplate {
     /// Parses a template, refusing malformed ones and ones over the size caps.
     pub fn parse(template: &str) -> Result<UriTemplate, Error> {
-        let bad = |why: &str| Error::InvalidArgument(format!("invalid URI template `{template}`: {why}"));
+        let bad =
+            |why: &str| Error::InvalidArgument(format!("invalid URI template `{template}`: {why}"));
         if template.len() > MAX_TEMPLATE_LEN {
             return Err(bad(&format!("longer than {MAX_TEMPLATE_LEN} characters")));
         }
@@ -144,11 +145,17 @@ impl UriTemplate {
                             (spec, false, None)
                         };
                         let valid = !name.is_empty()
-                            && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'%'));
+                            && name.bytes().all(|b| {
+                                b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'%')
+                            });
                         if !valid {
                             return Err(bad(&format!("bad variable name `{name}`")));
                         }
-                        vars.push(VarSpec { name: name.to_owned(), prefix, explode });
+                        vars.push(VarSpec {
+                            name: name.to_owned(),
+                            prefix,
+                            explode,
+                        });
                     }
                     variables += vars.len();
                     if variables > MAX_VARIABLES {
@@ -173,7 +180,10 @@ impl UriTemplate {
                 }
             }
         }
-        Ok(UriTemplate { source: template.to_owned(), parts })
+        Ok(UriTemplate {
+            source: template.to_owned(),
+            parts,
+        })
     }
 
     /// The template as written.
@@ -235,11 +245,14 @@ fn region_end(op: Op, rest: &[u8], next_literal: Option<&[u8]>) -> usize {
         Some(_) => return 0,
         None => 0,
     };
-    let mut end = rest[start..].iter().position(|&b| !op.allows(b)).map_or(rest.len(), |i| i + start);
-    if let Some(lit) = next_literal.filter(|l| !l.is_empty()) {
-        if let Some(found) = memmem::find(&rest[start..end], lit) {
-            end = found + start;
-        }
+    let mut end = rest[start..]
+        .iter()
+        .position(|&b| !op.allows(b))
+        .map_or(rest.len(), |i| i + start);
+    if let Some(lit) = next_literal.filter(|l| !l.is_empty())
+        && let Some(found) = memmem::find(&rest[start..end], lit)
+    {
+        end = found + start;
     }
     end
 }
@@ -299,7 +312,10 @@ fn bind(op: Op, vars: &[VarSpec], text: &str, out: &mut JsonObject) -> Option<()
     let mut items = items.into_iter();
     for var in vars {
         if var.explode {
-            let rest: Vec<Value> = items.by_ref().map(|s| decode(s).map(Value::String)).collect::<Option<_>>()?;
+            let rest: Vec<Value> = items
+                .by_ref()
+                .map(|s| decode(s).map(Value::String))
+                .collect::<Option<_>>()?;
             out.insert(var.name.clone(), Value::Array(rest));
             break;
         }
@@ -313,7 +329,9 @@ fn bind(op: Op, vars: &[VarSpec], text: &str, out: &mut JsonObject) -> Option<()
 }
 
 fn push_list(out: &mut JsonObject, name: &str, value: String) {
-    let entry = out.entry(name.to_owned()).or_insert_with(|| Value::Array(Vec::new()));
+    let entry = out
+        .entry(name.to_owned())
+        .or_insert_with(|| Value::Array(Vec::new()));
     if let Value::Array(items) = entry {
         items.push(Value::String(value));
     }
@@ -354,39 +372,85 @@ mod tests {
     use super::*;
 
     fn m(template: &str, uri: &str) -> Option<Value> {
-        UriTemplate::parse(template).unwrap().matches(uri).map(Value::Object)
+        UriTemplate::parse(template)
+            .unwrap()
+            .matches(uri)
+            .map(Value::Object)
     }
 
     #[test]
     fn simple_variables() {
-        assert_eq!(m("test://template/{id}/data", "test://template/42/data"), Some(json!({"id": "42"})));
-        assert_eq!(m("test://template/{id}/data", "test://template/4/2/data"), None);
-        assert_eq!(m("test://template/{id}/data", "test://template/42/data/x"), None);
-        assert_eq!(m("weather://{city}/current", "weather://New%20York/current"), Some(json!({"city": "New York"})));
-        assert_eq!(m("x://{a}-{b}", "x://1-2"), Some(json!({"a": "1", "b": "2"})));
+        assert_eq!(
+            m("test://template/{id}/data", "test://template/42/data"),
+            Some(json!({"id": "42"}))
+        );
+        assert_eq!(
+            m("test://template/{id}/data", "test://template/4/2/data"),
+            None
+        );
+        assert_eq!(
+            m("test://template/{id}/data", "test://template/42/data/x"),
+            None
+        );
+        assert_eq!(
+            m("weather://{city}/current", "weather://New%20York/current"),
+            Some(json!({"city": "New York"}))
+        );
+        assert_eq!(
+            m("x://{a}-{b}", "x://1-2"),
+            Some(json!({"a": "1", "b": "2"}))
+        );
         assert_eq!(m("x://{a,b}", "x://1,2"), Some(json!({"a": "1", "b": "2"})));
         assert_eq!(m("x://{a}", "x://%zz"), None);
     }
 
     #[test]
     fn operators() {
-        assert_eq!(m("file:///{+path}", "file:///a/b/c.txt"), Some(json!({"path": "a/b/c.txt"})));
-        assert_eq!(m("x://h{/seg*}", "x://h/a/b/c"), Some(json!({"seg": ["a", "b", "c"]})));
-        assert_eq!(m("x://h{/a,b}", "x://h/1/2"), Some(json!({"a": "1", "b": "2"})));
-        assert_eq!(m("x://s{?q,lang}", "x://s?q=rust&lang=en"), Some(json!({"q": "rust", "lang": "en"})));
+        assert_eq!(
+            m("file:///{+path}", "file:///a/b/c.txt"),
+            Some(json!({"path": "a/b/c.txt"}))
+        );
+        assert_eq!(
+            m("x://h{/seg*}", "x://h/a/b/c"),
+            Some(json!({"seg": ["a", "b", "c"]}))
+        );
+        assert_eq!(
+            m("x://h{/a,b}", "x://h/1/2"),
+            Some(json!({"a": "1", "b": "2"}))
+        );
+        assert_eq!(
+            m("x://s{?q,lang}", "x://s?q=rust&lang=en"),
+            Some(json!({"q": "rust", "lang": "en"}))
+        );
         assert_eq!(m("x://s{?q}", "x://s"), Some(json!({})));
-        assert_eq!(m("x://s{?q}{&page}", "x://s?q=a&page=2"), Some(json!({"q": "a", "page": "2"})));
-        assert_eq!(m("x://s{?tags*}", "x://s?tags=a&tags=b"), Some(json!({"tags": ["a", "b"]})));
+        assert_eq!(
+            m("x://s{?q}{&page}", "x://s?q=a&page=2"),
+            Some(json!({"q": "a", "page": "2"}))
+        );
+        assert_eq!(
+            m("x://s{?tags*}", "x://s?tags=a&tags=b"),
+            Some(json!({"tags": ["a", "b"]}))
+        );
         assert_eq!(m("x://f{.ext}", "x://f.json"), Some(json!({"ext": "json"})));
         assert_eq!(m("x://p{;v}", "x://p;v=1"), Some(json!({"v": "1"})));
-        assert_eq!(m("x://d{#frag}", "x://d#sec/1"), Some(json!({"frag": "sec/1"})));
+        assert_eq!(
+            m("x://d{#frag}", "x://d#sec/1"),
+            Some(json!({"frag": "sec/1"}))
+        );
         assert_eq!(m("x://{code:2}", "x://ab"), Some(json!({"code": "ab"})));
         assert_eq!(m("x://{code:2}", "x://abc"), None);
     }
 
     #[test]
     fn malformed_templates_are_refused() {
-        for t in ["x://{", "x://}", "x://{}", "x://{a b}", "x://{a:0}", "x://{a:x}"] {
+        for t in [
+            "x://{",
+            "x://}",
+            "x://{}",
+            "x://{a b}",
+            "x://{a:0}",
+            "x://{a:x}",
+        ] {
             assert!(UriTemplate::parse(t).is_err(), "{t}");
         }
         assert!(UriTemplate::parse(&"a".repeat(MAX_TEMPLATE_LEN + 1)).is_err());
@@ -399,8 +463,14 @@ mod tests {
         // The shapes that made backtracking matchers explode, at the 64 KiB URI cap.
         let cases = [
             ("x://h{/id*}", format!("x://h/{}!", "a,".repeat(32_000))),
-            ("x://s{?tags*}", format!("x://s?{}!", "tags=a&".repeat(9_000))),
-            ("x://s{?q}{&x*}", format!("x://s?q=1{}!", "&x=a".repeat(16_000))),
+            (
+                "x://s{?tags*}",
+                format!("x://s?{}!", "tags=a&".repeat(9_000)),
+            ),
+            (
+                "x://s{?q}{&x*}",
+                format!("x://s?q=1{}!", "&x=a".repeat(16_000)),
+            ),
             ("x://{a}{b}{c}/z", format!("x://{}", "a".repeat(65_000))),
         ];
         for (template, uri) in cases {

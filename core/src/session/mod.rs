@@ -277,7 +277,10 @@ impl Session {
         // A deadline too far to represent never fires.
         let far = started + Duration::from_secs(100 * 365 * 24 * 3600);
         let hard_deadline = started.checked_add(max_total).unwrap_or(far).min(far);
-        let mut deadline = started.checked_add(timeout).unwrap_or(far).min(hard_deadline);
+        let mut deadline = started
+            .checked_add(timeout)
+            .unwrap_or(far)
+            .min(hard_deadline);
         let cancel = options.cancel.take().unwrap_or_default();
         loop {
             tokio::select! {

@@ -98,7 +98,11 @@ impl RequestOptions {
     /// Waits for the response however long it takes (for long-lived requests such as
     /// `subscriptions/listen`).
     pub fn without_timeout() -> Self {
-        RequestOptions { timeout: Some(Duration::MAX), max_total_timeout: Some(Duration::MAX), ..Default::default() }
+        RequestOptions {
+            timeout: Some(Duration::MAX),
+            max_total_timeout: Some(Duration::MAX),
+            ..Default::default()
+        }
     }
 
     /// Sets a cancellation token.

@@ -5,6 +5,9 @@
 
 pub mod schema;
 
+#[path = "../../../examples/rust/conformance/fixture.rs"]
+pub mod fixture;
+
 use std::{
     path::PathBuf,
     sync::{Arc, Mutex},
@@ -313,6 +316,60 @@ pub async fn try_pair(
 /// Client options for a test.
 pub fn client_options() -> ClientOptions {
     ClientOptions::new("test-client", "1.0.0")
+}
+
+/// The conformance fixture server.
+pub fn fixture_server() -> Server {
+    fixture::build(Server::builder("fixture", "1.0.0")).expect("the fixture builds")
+}
+
+/// Client options with every client feature answered: sampling replies with a canned
+/// message, elicitation accepts `answer`, roots lists one directory.
+pub fn capable_client(answer: Value) -> ClientOptions {
+    use oxmcp::protocol::{CreateMessageResult, ElicitResult, ListRootsResult, Role, Root};
+    client_options()
+        .sampling(
+            |params: oxmcp::protocol::CreateMessageRequestParams, _cancel| async move {
+                let asked = params
+                    .messages
+                    .first()
+                    .and_then(|m| m.content.get("text"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                Ok(CreateMessageResult {
+                    role: Role::Assistant,
+                    content: json!({"type": "text", "text": format!("echo: {asked}")}),
+                    model: "test-model".into(),
+                    stop_reason: Some("endTurn".into()),
+                    meta: None,
+                    extra: Default::default(),
+                })
+            },
+        )
+        .elicitation(move |_params, _cancel| {
+            let answer = answer.clone();
+            async move { Ok(ElicitResult::accept(answer)) }
+        })
+        .roots(|_cancel| async move {
+            Ok(ListRootsResult {
+                roots: vec![Root {
+                    uri: "file:///workspace".into(),
+                    name: Some("workspace".into()),
+                    meta: None,
+                }],
+                meta: None,
+            })
+        })
+}
+
+/// Every era a client can be in: each handshake revision, and the stateless one.
+pub fn all_modes() -> Vec<oxmcp::client::ProtocolMode> {
+    let mut modes: Vec<oxmcp::client::ProtocolMode> = oxmcp::ProtocolVersion::handshake_versions()
+        .map(oxmcp::client::ProtocolMode::Handshake)
+        .collect();
+    modes.push(oxmcp::client::ProtocolMode::Auto);
+    modes
 }
 
 /// A peer that speaks raw JSON to a server, recording what the server sends.

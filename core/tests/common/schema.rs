@@ -34,10 +34,13 @@ impl Side {
     }
 }
 
+/// A recorded frame and who sent it.
+type Frames = Arc<Mutex<Vec<(Side, Vec<u8>)>>>;
+
 /// Frames recorded in order, with their sender.
 #[derive(Clone, Default, Debug)]
 pub struct Wire {
-    frames: Arc<Mutex<Vec<(Side, Vec<u8>)>>>,
+    frames: Frames,
     /// Senders whose messages are checked (a raw test peer sends malformed input on purpose).
     checked: Arc<Mutex<Vec<Side>>>,
 }
@@ -96,6 +99,8 @@ impl Wire {
         let frames = self.frames.lock().unwrap().clone();
         let checked = self.checked.lock().unwrap().clone();
         let mut negotiated: Option<ProtocolVersion> = None;
+        // A connection that never handshakes but makes stateless requests is a 2026-07-28 one.
+        let mut saw_stateless = false;
         // (sender, id) → (method, stateless?)
         let mut requests: HashMap<(Side, String), (String, bool)> = HashMap::new();
         let mut failures = Vec::new();
@@ -113,16 +118,28 @@ impl Wire {
                 if let Some(v) = msg
                     .pointer("/result/protocolVersion")
                     .and_then(Value::as_str)
+                    && let Some(v) = ProtocolVersion::parse(v)
                 {
-                    if let Some(v) = ProtocolVersion::parse(v) {
-                        negotiated = Some(v);
-                    }
+                    negotiated = Some(v);
                 }
                 let stateless_meta = msg
                     .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
                     .and_then(Value::as_str)
                     .and_then(ProtocolVersion::parse)
                     .filter(|v| v.is_stateless());
+                saw_stateless |= stateless_meta.is_some();
+                // Notifications on a listen stream belong to the stateless era.
+                let on_stream = msg
+                    .pointer("/params/_meta/io.modelcontextprotocol~1subscriptionId")
+                    .is_some();
+                let stateless_meta =
+                    stateless_meta.or(on_stream.then_some(ProtocolVersion::V2026_07_28));
+                let fallback = if saw_stateless {
+                    Some(ProtocolVersion::V2026_07_28)
+                } else {
+                    None
+                };
+                let negotiated_or_era = negotiated.or(fallback);
                 let id_key = msg.get("id").map(|i| i.to_string());
                 let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
                 let (rev, def_check) = match (&method, &id_key) {
@@ -138,11 +155,11 @@ impl Wire {
                         let answered = requests.get(&(side.other(), id.clone())).cloned();
                         let rev = match &answered {
                             Some((_, true)) => Some(ProtocolVersion::V2026_07_28),
-                            _ => negotiated,
+                            _ => negotiated_or_era,
                         };
                         (rev, Check::Response(answered.map(|(m, _)| m)))
                     }
-                    (None, None) => (negotiated, Check::Response(None)),
+                    (None, None) => (negotiated_or_era, Check::Response(None)),
                 };
                 if !checked.contains(side) {
                     continue;
@@ -250,7 +267,8 @@ impl Schema {
                     let path = spec_dir().join(v.as_str()).join("schema.json");
                     let text = std::fs::read_to_string(&path)
                         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-                    let root: Value = serde_json::from_str(&text).unwrap();
+                    let mut root: Value = serde_json::from_str(&text).unwrap();
+                    apply_errata(&mut root);
                     let (container, dialect) = if root.get("$defs").is_some() {
                         ("$defs", "https://json-schema.org/draft/2020-12/schema")
                     } else {
@@ -319,6 +337,32 @@ impl Schema {
         } else {
             Err(format!("not a valid {def}: {}", errors.join("; ")))
         }
+    }
+}
+
+/// Known defects of the generated `schema.json` files, corrected so that messages that match
+/// the normative `schema.ts` pass.
+///
+/// - `ElicitResult.content` is `{ [key]: string | number | boolean | string[] }` in `schema.ts`,
+///   but the JSON Schema generator (run with `--defaultNumberType integer`, see the 2026-07-28
+///   changelog's "Other schema changes") wrote `integer`, refusing e.g. the SEP-1034 default
+///   `95.5` the conformance suite itself asks clients to send.
+fn apply_errata(root: &mut Value) {
+    for container in ["$defs", "definitions"] {
+        let Some(content) =
+            root.pointer_mut(&format!("/{container}/ElicitResult/properties/content"))
+        else {
+            continue;
+        };
+        fn widen(v: &mut Value) {
+            match v {
+                Value::String(s) if s == "integer" => *s = "number".into(),
+                Value::Array(items) => items.iter_mut().for_each(widen),
+                Value::Object(map) => map.values_mut().for_each(widen),
+                _ => {}
+            }
+        }
+        widen(content);
     }
 }
 

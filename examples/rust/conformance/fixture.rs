@@ -1,0 +1,515 @@
+//! The conformance fixture: exactly the tools, resources and prompts the official MCP
+//! conformance suite calls (`@modelcontextprotocol/conformance`), with the names, arguments and
+//! outputs its scenarios check. Shared by the `conformance_server` example and the Rust tests.
+
+use std::{collections::BTreeMap, time::Duration};
+
+use oxmcp::{
+    jsonrpc::ErrorObject,
+    protocol::{
+        CallToolResult, Completion, ContentBlock, CreateMessageRequestParams, ElicitRequestParams,
+        EmbeddedResource, GetPromptResult, LoggingLevel, Prompt, PromptArgument, PromptMessage,
+        ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, SamplingMessage,
+        Tool,
+    },
+    server::{Context, ResourceError, Server, ServerBuilder, ToolError},
+};
+use serde_json::{Value, json};
+
+/// A 1×1 red PNG.
+pub const PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
+/// A tiny WAV (8 samples of silence, 8 kHz mono).
+pub const WAV: &str = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA==";
+
+fn no_args() -> Value {
+    json!({ "type": "object", "properties": {} })
+}
+
+fn text_resource(uri: &str, mime: &str, text: &str) -> ContentBlock {
+    ContentBlock::Resource(EmbeddedResource {
+        resource: ResourceContents {
+            uri: uri.into(),
+            mime_type: Some(mime.into()),
+            text: Some(text.into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+}
+
+/// Builds the fixture server.
+pub fn build(builder: ServerBuilder) -> oxmcp::Result<Server> {
+    let server = builder.build();
+    add_tools(&server)?;
+    add_interactive_tools(&server)?;
+    add_resources(&server)?;
+    add_prompts(&server)?;
+    Ok(server)
+}
+
+fn add_tools(server: &Server) -> oxmcp::Result<()> {
+    server.add_tool(
+        Tool::new(
+            "test_simple_text",
+            "Returns a simple text response",
+            no_args(),
+        ),
+        |_a: Value, _c: Context| async move {
+            Ok(CallToolResult::text(
+                "This is a simple text response for testing.",
+            ))
+        },
+    )?;
+    server.add_tool(
+        Tool::new(
+            "test_image_content",
+            "Returns an image (a 1x1 red PNG)",
+            no_args(),
+        ),
+        |_a: Value, _c: Context| async move {
+            Ok(CallToolResult {
+                content: vec![ContentBlock::image(PNG, "image/png")],
+                ..Default::default()
+            })
+        },
+    )?;
+    server.add_tool(
+        Tool::new(
+            "test_audio_content",
+            "Returns audio (a short WAV)",
+            no_args(),
+        ),
+        |_a: Value, _c: Context| async move {
+            Ok(CallToolResult {
+                content: vec![ContentBlock::audio(WAV, "audio/wav")],
+                ..Default::default()
+            })
+        },
+    )?;
+    server.add_tool(
+        Tool::new(
+            "test_embedded_resource",
+            "Returns an embedded resource",
+            no_args(),
+        ),
+        |_a: Value, _c: Context| async move {
+            Ok(CallToolResult {
+                content: vec![text_resource(
+                    "test://embedded-resource",
+                    "text/plain",
+                    "This is an embedded resource content.",
+                )],
+                ..Default::default()
+            })
+        },
+    )?;
+    server.add_tool(
+        Tool::new(
+            "test_multiple_content_types",
+            "Returns text, an image and a resource",
+            no_args(),
+        ),
+        |_a: Value, _c: Context| async move {
+            Ok(CallToolResult {
+                content: vec![
+                    ContentBlock::text("Multiple content types test:"),
+                    ContentBlock::image(PNG, "image/png"),
+                    text_resource(
+                        "test://mixed-content-resource",
+                        "application/json",
+                        r#"{"test":"data","value":123}"#,
+                    ),
+                ],
+                ..Default::default()
+            })
+        },
+    )?;
+    server.add_tool(
+        Tool::new(
+            "test_tool_with_logging",
+            "Sends three log messages while it runs",
+            no_args(),
+        ),
+        |_a: Value, ctx: Context| async move {
+            for (i, message) in [
+                "Tool execution started",
+                "Tool processing data",
+                "Tool execution completed",
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                if i > 0 {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                ctx.log(LoggingLevel::Info, Some("conformance"), json!(message))
+                    .await?;
+            }
+            Ok(CallToolResult::text(
+                "Tool with logging executed successfully",
+            ))
+        },
+    )?;
+    server.add_tool(
+        Tool::new("test_error_handling", "Always fails", no_args()),
+        |_a: Value, _c: Context| async move {
+            Err::<CallToolResult, _>(ToolError::failed(
+                "This tool intentionally returns an error for testing",
+            ))
+        },
+    )?;
+    server.add_tool(
+        Tool::new(
+            "test_tool_with_progress",
+            "Reports progress 0, 50, 100 of 100",
+            no_args(),
+        ),
+        |_a: Value, ctx: Context| async move {
+            for (i, progress) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+                if i > 0 {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                ctx.report_progress(progress, Some(100.0), None).await?;
+            }
+            Ok(CallToolResult::text(
+                "Tool with progress executed successfully",
+            ))
+        },
+    )?;
+    let address = json!({
+        "type": "object",
+        "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+    });
+    server.add_tool(
+        Tool::new(
+            "json_schema_2020_12_tool",
+            "Tool with JSON Schema 2020-12 features",
+            json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object",
+                "$defs": { "address": address },
+                "properties": {
+                    "name": {"type": "string"},
+                    "address": {"$ref": "#/$defs/address"}
+                },
+                "additionalProperties": false
+            }),
+        ),
+        |args: Value, _c: Context| async move { Ok(CallToolResult::text(format!("Received: {args}"))) },
+    )?;
+    server.add_tool(
+        Tool::new(
+            "test_reconnection",
+            "Answers after a pause (over HTTP its stream is cut mid-call)",
+            no_args(),
+        ),
+        |_a: Value, _c: Context| async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            Ok(CallToolResult::text("Reconnection test completed"))
+        },
+    )?;
+    Ok(())
+}
+
+/// Tools that ask the client something: server→client requests in the handshake era,
+/// `InputRequiredResult` rounds in 2026-07-28.
+fn add_interactive_tools(server: &Server) -> oxmcp::Result<()> {
+    server.add_tool(
+        Tool::new(
+            "test_sampling",
+            "Asks the client's model to answer a prompt",
+            json!({"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]}),
+        ),
+        |args: Value, ctx: Context| async move {
+            let prompt = args["prompt"].as_str().unwrap_or_default();
+            let result = ctx
+                .sample(CreateMessageRequestParams {
+                    messages: vec![SamplingMessage {
+                        role: Role::User,
+                        content: json!({"type": "text", "text": prompt}),
+                        meta: None,
+                    }],
+                    max_tokens: 100,
+                    ..Default::default()
+                })
+                .await?;
+            let text = result.content.get("text").and_then(Value::as_str).map_or_else(|| result.content.to_string(), str::to_owned);
+            Ok(CallToolResult::text(format!("LLM response: {text}")))
+        },
+    )?;
+    server.add_tool(
+        Tool::new(
+            "test_elicitation",
+            "Asks the user for a username and email",
+            json!({"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}),
+        ),
+        |args: Value, ctx: Context| async move {
+            let message = args["message"].as_str().unwrap_or_default();
+            let result = ctx
+                .elicit(ElicitRequestParams::form(
+                    message,
+                    json!({
+                        "type": "object",
+                        "properties": {
+                            "username": {"type": "string", "description": "User's response"},
+                            "email": {"type": "string", "description": "User's email address"}
+                        },
+                        "required": ["username", "email"]
+                    }),
+                ))
+                .await?;
+            Ok(CallToolResult::text(format!(
+                "User response: action={}, content={}",
+                serde_json::to_value(result.action).unwrap_or_default().as_str().unwrap_or_default(),
+                Value::Object(result.content.unwrap_or_default())
+            )))
+        },
+    )?;
+    server.add_tool(
+        Tool::new("test_elicitation_sep1034_defaults", "Elicits with a default for every primitive type", no_args()),
+        |_a: Value, ctx: Context| async move {
+            let result = ctx
+                .elicit(ElicitRequestParams::form(
+                    "Please review and update the form fields with defaults",
+                    json!({
+                        "type": "object",
+                        "properties": {
+                            "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                            "age": {"type": "integer", "description": "User age", "default": 30},
+                            "score": {"type": "number", "description": "User score", "default": 95.5},
+                            "status": {"type": "string", "description": "User status",
+                                       "enum": ["active", "inactive", "pending"], "default": "active"},
+                            "verified": {"type": "boolean", "description": "Verification status", "default": true}
+                        }
+                    }),
+                ))
+                .await?;
+            Ok(elicitation_completed(result))
+        },
+    )?;
+    server.add_tool(
+        Tool::new("test_elicitation_sep1330_enums", "Elicits with all five enum schema forms", no_args()),
+        |_a: Value, ctx: Context| async move {
+            let result = ctx
+                .elicit(ElicitRequestParams::form(
+                    "Please select options from the enum fields",
+                    json!({
+                        "type": "object",
+                        "properties": {
+                            "untitledSingle": {"type": "string", "description": "Untitled single-select",
+                                               "enum": ["option1", "option2", "option3"]},
+                            "titledSingle": {"type": "string", "description": "Titled single-select", "oneOf": [
+                                {"const": "value1", "title": "First Option"},
+                                {"const": "value2", "title": "Second Option"},
+                                {"const": "value3", "title": "Third Option"}]},
+                            "legacyEnum": {"type": "string", "description": "Legacy titled enum",
+                                           "enum": ["opt1", "opt2", "opt3"],
+                                           "enumNames": ["Option One", "Option Two", "Option Three"]},
+                            "untitledMulti": {"type": "array", "description": "Untitled multi-select",
+                                              "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+                            "titledMulti": {"type": "array", "description": "Titled multi-select", "items": {"anyOf": [
+                                {"const": "value1", "title": "First Choice"},
+                                {"const": "value2", "title": "Second Choice"},
+                                {"const": "value3", "title": "Third Choice"}]}}
+                        }
+                    }),
+                ))
+                .await?;
+            Ok(elicitation_completed(result))
+        },
+    )?;
+    server.add_tool(
+        Tool::new(
+            "test_missing_capability",
+            "Needs the client's sampling capability",
+            no_args(),
+        ),
+        |_a: Value, ctx: Context| async move {
+            let result = ctx
+                .sample(CreateMessageRequestParams {
+                    messages: vec![SamplingMessage {
+                        role: Role::User,
+                        content: json!({"type": "text", "text": "ping"}),
+                        meta: None,
+                    }],
+                    max_tokens: 10,
+                    ..Default::default()
+                })
+                .await?;
+            Ok(CallToolResult::text(format!(
+                "sampled with {}",
+                result.model
+            )))
+        },
+    )?;
+    Ok(())
+}
+
+fn elicitation_completed(result: oxmcp::protocol::ElicitResult) -> CallToolResult {
+    let action = serde_json::to_value(result.action).unwrap_or_default();
+    CallToolResult::text(format!(
+        "Elicitation completed: action={}, content={}",
+        action.as_str().unwrap_or_default(),
+        Value::Object(result.content.unwrap_or_default())
+    ))
+}
+
+fn add_resources(server: &Server) -> oxmcp::Result<()> {
+    server.add_resource(
+        Resource::new("test://static-text", "static-text")
+            .with_description("A static text resource")
+            .with_mime_type("text/plain"),
+        |uri: String, _v, _c: Context| async move {
+            Ok(ReadResourceResult::text(
+                uri,
+                Some("text/plain"),
+                "This is the content of the static text resource.",
+            ))
+        },
+    );
+    server.add_resource(
+        Resource::new("test://static-binary", "static-binary")
+            .with_description("A static binary resource (a PNG)")
+            .with_mime_type("image/png"),
+        |uri: String, _v, _c: Context| async move {
+            Ok(ReadResourceResult::blob(uri, Some("image/png"), PNG))
+        },
+    );
+    server.add_resource(
+        Resource::new("test://watched-resource", "watched-resource")
+            .with_description("A resource clients can subscribe to")
+            .with_mime_type("text/plain"),
+        |uri: String, _v, _c: Context| async move {
+            Ok(ReadResourceResult::text(
+                uri,
+                Some("text/plain"),
+                "Watched resource content.",
+            ))
+        },
+    );
+    server.add_resource_template(
+        ResourceTemplate {
+            description: Some("A templated resource".into()),
+            ..ResourceTemplate::new("test://template/{id}/data", "template")
+                .with_mime_type("application/json")
+        },
+        |uri: String, vars: oxmcp::protocol::JsonObject, _c: Context| async move {
+            let id = vars
+                .get("id")
+                .and_then(Value::as_str)
+                .ok_or(ResourceError::NotFound)?;
+            let body =
+                json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});
+            Ok(ReadResourceResult::text(
+                uri,
+                Some("application/json"),
+                body.to_string(),
+            ))
+        },
+    )?;
+    server.add_template_completion(
+        "test://template/{id}/data",
+        "id",
+        |value: String, _ctx, _c: Context| async move {
+            let ids = ["1", "2", "3", "42", "123"];
+            Ok(Completion::from_values(
+                ids.iter()
+                    .filter(|i| i.starts_with(&value))
+                    .map(|s| (*s).to_owned())
+                    .collect(),
+            ))
+        },
+    )?;
+    Ok(())
+}
+
+fn add_prompts(server: &Server) -> oxmcp::Result<()> {
+    server.add_prompt(
+        Prompt::new("test_simple_prompt", "A prompt without arguments", vec![]),
+        |_a: BTreeMap<String, String>, _c: Context| async move {
+            Ok(GetPromptResult {
+                messages: vec![PromptMessage::user(ContentBlock::text(
+                    "This is a simple prompt for testing.",
+                ))],
+                ..Default::default()
+            })
+        },
+    )?;
+    server.add_prompt(
+        Prompt::new(
+            "test_prompt_with_arguments",
+            "A prompt with two required arguments",
+            vec![
+                PromptArgument::new("arg1", "First test argument", true),
+                PromptArgument::new("arg2", "Second test argument", true),
+            ],
+        ),
+        |args: BTreeMap<String, String>, _c: Context| async move {
+            let (a, b) = (
+                args.get("arg1").cloned().unwrap_or_default(),
+                args.get("arg2").cloned().unwrap_or_default(),
+            );
+            Ok(GetPromptResult {
+                messages: vec![PromptMessage::user(ContentBlock::text(format!(
+                    "Prompt with arguments: arg1='{a}', arg2='{b}'"
+                )))],
+                ..Default::default()
+            })
+        },
+    )?;
+    server.add_prompt_completion(
+        "test_prompt_with_arguments",
+        "arg1",
+        |value: String, _ctx: BTreeMap<String, String>, _c: Context| async move {
+            let words = ["paris", "park", "party", "hello", "help"];
+            Ok::<_, ErrorObject>(Completion::from_values(
+                words
+                    .iter()
+                    .filter(|w| w.starts_with(&value))
+                    .map(|s| (*s).to_owned())
+                    .collect(),
+            ))
+        },
+    )?;
+    server.add_prompt(
+        Prompt::new(
+            "test_prompt_with_embedded_resource",
+            "A prompt that embeds a resource",
+            vec![PromptArgument::new(
+                "resourceUri",
+                "URI of the resource to embed",
+                true,
+            )],
+        ),
+        |args: BTreeMap<String, String>, _c: Context| async move {
+            let uri = args.get("resourceUri").cloned().unwrap_or_default();
+            Ok(GetPromptResult {
+                messages: vec![
+                    PromptMessage::user(text_resource(
+                        &uri,
+                        "text/plain",
+                        "Embedded resource content for testing.",
+                    )),
+                    PromptMessage::user(ContentBlock::text(
+                        "Please process the embedded resource above.",
+                    )),
+                ],
+                ..Default::default()
+            })
+        },
+    )?;
+    server.add_prompt(
+        Prompt::new("test_prompt_with_image", "A prompt with an image", vec![]),
+        |_a: BTreeMap<String, String>, _c: Context| async move {
+            Ok(GetPromptResult {
+                messages: vec![
+                    PromptMessage::user(ContentBlock::image(PNG, "image/png")),
+                    PromptMessage::user(ContentBlock::text("Please analyze the image above.")),
+                ],
+                ..Default::default()
+            })
+        },
+    )?;
+    Ok(())
+}
