@@ -31,6 +31,13 @@ use crate::{
 /// ladder takes at most about 4 s).
 const CLOSE_CONFIRM_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
 
+async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// Where the answer to one inbound request goes.
 #[derive(Clone)]
 enum ReplyTo {
@@ -46,15 +53,25 @@ pub(super) async fn drive(
     dispatch: Arc<dyn Dispatch>,
 ) {
     let mut closing = false;
+    // Once we ask the transport to close, it has this long to confirm.
+    let mut close_deadline = None;
     let reason = loop {
         let item = tokio::select! {
             biased;
             _ = session.inner.close_requested.cancelled(), if !closing => {
                 closing = true;
+                let deadline = tokio::time::Instant::now() + CLOSE_CONFIRM_TIMEOUT;
+                close_deadline = Some(deadline);
                 session.fail_pending(Error::closed("the session was closed locally"));
                 session.cancel_inflight();
-                let _ = session.inner.outbound.send(Outbound::Close).await;
+                // A transport whose queue is full (a peer that stopped reading) must not hold
+                // the close hostage.
+                let _ = tokio::time::timeout_at(deadline, session.inner.outbound.send(Outbound::Close)).await;
                 continue;
+            }
+            _ = sleep_until_opt(close_deadline) => {
+                tracing::error!(target: "oxmcp", "transport did not confirm close in {CLOSE_CONFIRM_TIMEOUT:?}");
+                break None;
             }
             item = inbound.recv() => item,
         };

@@ -8,8 +8,11 @@
 //! never block on a full pipe, and the tail is attached to the error when it dies.
 //!
 //! Shutdown follows the spec's ladder: close stdin, wait, SIGTERM to the group, wait, SIGKILL
-//! to the group, reap. A server that exits on its own is reaped and its group cleared too; a
-//! server that dies mid-call fails the pending calls at once with its exit status and stderr.
+//! to the group, reap. The ladder starts as soon as the session's `Close` arrives, even when
+//! the child has stopped reading and a write to it can never finish. A server that exits on its
+//! own is reaped and its group cleared too; a server that dies mid-call fails the pending calls
+//! at once with its exit status and stderr. A [`ChildMonitor`] tells the host how the child
+//! ended (a clean exit, or the signal that took it).
 
 use std::{
     collections::VecDeque,
@@ -22,16 +25,14 @@ use std::{
 };
 
 use tokio::{
-    io::AsyncReadExt,
+    io::{AsyncReadExt, AsyncWriteExt},
     process::{Child, ChildStdin, ChildStdout, Command},
     sync::{mpsc, oneshot},
+    task::JoinHandle,
 };
 use tokio_util::sync::CancellationToken;
 
-use super::{
-    Inbound, Link, OUTBOUND_QUEUE, Transport,
-    stdio::{read_frames, write_frames},
-};
+use super::{Inbound, Link, OUTBOUND_QUEUE, Outbound, Transport, stdio::read_frames};
 use crate::{Error, jsonrpc::Limits, sync::Mutex};
 
 /// Environment variables a child inherits by default, as the official SDKs do. Everything else
@@ -50,7 +51,12 @@ pub enum EnvPolicy {
 
 impl Default for EnvPolicy {
     fn default() -> Self {
-        EnvPolicy::Allowlist(DEFAULT_INHERITED_ENV.iter().map(|s| (*s).to_owned()).collect())
+        EnvPolicy::Allowlist(
+            DEFAULT_INHERITED_ENV
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
+        )
     }
 }
 
@@ -65,7 +71,10 @@ pub struct ShutdownTimeouts {
 
 impl Default for ShutdownTimeouts {
     fn default() -> Self {
-        ShutdownTimeouts { after_stdin_close: Duration::from_secs(2), after_sigterm: Duration::from_secs(2) }
+        ShutdownTimeouts {
+            after_stdin_close: Duration::from_secs(2),
+            after_sigterm: Duration::from_secs(2),
+        }
     }
 }
 
@@ -109,13 +118,15 @@ impl ChildCommand {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        self.args.extend(args.into_iter().map(|a| a.as_ref().to_owned()));
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_owned()));
         self
     }
 
     /// Sets one environment variable for the child (on top of the inherited ones).
     pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
-        self.env.push((key.as_ref().to_owned(), value.as_ref().to_owned()));
+        self.env
+            .push((key.as_ref().to_owned(), value.as_ref().to_owned()));
         self
     }
 
@@ -175,10 +186,10 @@ impl ChildCommand {
         if let EnvPolicy::Allowlist(keys) = &self.env_policy {
             cmd.env_clear();
             for key in keys {
-                if let Some(value) = std::env::var_os(key) {
-                    if !value.to_string_lossy().starts_with("()") {
-                        cmd.env(key, value);
-                    }
+                if let Some(value) = std::env::var_os(key)
+                    && !value.to_string_lossy().starts_with("()")
+                {
+                    cmd.env(key, value);
                 }
             }
         }
@@ -212,6 +223,7 @@ pub struct ChildTransport {
     parts: Option<Parts>,
     pid: u32,
     stderr: Arc<StderrRing>,
+    status: Arc<OnceLock<ExitStatus>>,
 }
 
 #[derive(Debug)]
@@ -220,7 +232,7 @@ struct Parts {
     child: Child,
     stdin: ChildStdin,
     stdout: ChildStdout,
-    stderr_done: oneshot::Receiver<()>,
+    stderr_drain: JoinHandle<()>,
     max_message_bytes: usize,
     shutdown: ShutdownTimeouts,
 }
@@ -230,9 +242,12 @@ impl ChildTransport {
     pub async fn spawn(command: ChildCommand) -> Result<ChildTransport, Error> {
         let display = command.display();
         let program = command.program.to_string_lossy().into_owned();
-        let mut child = spawn_from_spawner_thread(command.build()).await.map_err(|source| {
-            Error::Spawn { command: program.clone(), source: Arc::new(source) }
-        })?;
+        let mut child = spawn_from_spawner_thread(command.build())
+            .await
+            .map_err(|source| Error::Spawn {
+                command: program.clone(),
+                source: Arc::new(source),
+            })?;
         let missing = |what: &str| Error::Spawn {
             command: program.clone(),
             source: Arc::new(io::Error::other(format!("child {what} was not captured"))),
@@ -242,20 +257,20 @@ impl ChildTransport {
         let stderr_pipe = child.stderr.take().ok_or_else(|| missing("stderr"))?;
         let pid = child.id().ok_or_else(|| missing("pid"))?;
         let stderr = Arc::new(StderrRing::new(command.stderr_capacity));
-        let (done_tx, stderr_done) = oneshot::channel();
-        tokio::spawn(drain_stderr(stderr_pipe, stderr.clone(), display.clone(), done_tx));
+        let stderr_drain = tokio::spawn(drain_stderr(stderr_pipe, stderr.clone(), display.clone()));
         Ok(ChildTransport {
             parts: Some(Parts {
                 command: display,
                 child,
                 stdin,
                 stdout,
-                stderr_done,
+                stderr_drain,
                 max_message_bytes: command.max_message_bytes,
                 shutdown: command.shutdown,
             }),
             pid,
             stderr,
+            status: Arc::new(OnceLock::new()),
         })
     }
 
@@ -268,6 +283,38 @@ impl ChildTransport {
     pub fn stderr(&self) -> StderrHandle {
         StderrHandle(self.stderr.clone())
     }
+
+    /// A handle that reports how the child ended, once it has been reaped.
+    pub fn monitor(&self) -> ChildMonitor {
+        ChildMonitor {
+            pid: self.pid,
+            status: self.status.clone(),
+        }
+    }
+}
+
+/// Watches a child from outside its session: its pid and, once reaped, its exit status.
+///
+/// The status is recorded before the transport reports `Closed`, so it is known by the time
+/// a session over the transport has closed or has failed its pending requests. Hosts use it
+/// to tell a clean exit from a ladder that had to signal (and which signal it took).
+#[derive(Clone, Debug)]
+pub struct ChildMonitor {
+    pid: u32,
+    status: Arc<OnceLock<ExitStatus>>,
+}
+
+impl ChildMonitor {
+    /// The child's process id (also its process group id).
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// How the child ended; `None` until it has been reaped (or if it was never linked, or
+    /// waiting on it failed).
+    pub fn exit_status(&self) -> Option<ExitStatus> {
+        self.status.get().copied()
+    }
 }
 
 impl Transport for ChildTransport {
@@ -275,10 +322,23 @@ impl Transport for ChildTransport {
         let (in_tx, in_rx) = mpsc::channel(OUTBOUND_QUEUE);
         let (out_tx, out_rx) = mpsc::channel(OUTBOUND_QUEUE);
         let Some(parts) = self.parts.take() else {
-            let _ = in_tx.try_send(Inbound::Closed(Some(Error::closed("child transport already used"))));
-            return Link { inbound: in_rx, outbound: out_tx };
+            let _ = in_tx.try_send(Inbound::Closed(Some(Error::closed(
+                "child transport already used",
+            ))));
+            return Link {
+                inbound: in_rx,
+                outbound: out_tx,
+            };
         };
-        let Parts { command, child, stdin, stdout, stderr_done, max_message_bytes, shutdown } = parts;
+        let Parts {
+            command,
+            child,
+            stdin,
+            stdout,
+            stderr_drain,
+            max_message_bytes,
+            shutdown,
+        } = parts;
         let (wire_tx, wire_rx) = mpsc::channel(OUTBOUND_QUEUE);
         let stop_reading = CancellationToken::new();
         let stdout_eof = CancellationToken::new();
@@ -287,39 +347,43 @@ impl Transport for ChildTransport {
 
         // stdout → frames. Frames go through `wire` so the supervisor can hold back the final
         // `Closed` until every frame the child wrote has been delivered.
-        let reader = tokio::spawn(read_frames(stdout, max_message_bytes, wire_tx, stop_reading.clone()));
+        let reader = tokio::spawn(read_frames(
+            stdout,
+            max_message_bytes,
+            wire_tx,
+            stop_reading.clone(),
+        ));
         tokio::spawn(forward_frames(wire_rx, in_tx.clone(), stdout_eof.clone()));
 
-        // frames → stdin. When the session sends Close, the writer closes stdin. Its own
-        // `Closed` report goes to a private channel: the supervisor speaks last.
-        tokio::spawn({
-            let close_requested = close_requested.clone();
-            let write_failed = write_failed.clone();
-            async move {
-                let (done_tx, mut done_rx) = mpsc::channel(1);
-                write_frames(stdin, out_rx, done_tx, CancellationToken::new()).await;
-                match done_rx.recv().await {
-                    Some(Inbound::Closed(Some(_))) => write_failed.cancel(),
-                    _ => close_requested.cancel(),
-                }
-            }
-        });
+        // frames → stdin. The writer reports `Close` (or a failed write) to the supervisor,
+        // which speaks last on the inbound channel.
+        let writer = tokio::spawn(write_stdin(
+            stdin,
+            out_rx,
+            close_requested.clone(),
+            write_failed.clone(),
+        ));
 
         tokio::spawn(supervise(Supervised {
             command,
             child,
             pgid: self.pid as libc::pid_t,
             stderr: self.stderr.clone(),
-            stderr_done,
+            status: self.status.clone(),
+            stderr_drain,
             shutdown,
             reader,
+            writer,
             stop_reading,
             stdout_eof,
             close_requested,
             write_failed,
             inbound: in_tx,
         }));
-        Link { inbound: in_rx, outbound: out_tx }
+        Link {
+            inbound: in_rx,
+            outbound: out_tx,
+        }
     }
 }
 
@@ -356,9 +420,11 @@ struct Supervised {
     child: Child,
     pgid: libc::pid_t,
     stderr: Arc<StderrRing>,
-    stderr_done: oneshot::Receiver<()>,
+    status: Arc<OnceLock<ExitStatus>>,
+    stderr_drain: JoinHandle<()>,
     shutdown: ShutdownTimeouts,
-    reader: tokio::task::JoinHandle<()>,
+    reader: JoinHandle<()>,
+    writer: JoinHandle<()>,
     stop_reading: CancellationToken,
     stdout_eof: CancellationToken,
     close_requested: CancellationToken,
@@ -383,8 +449,10 @@ async fn supervise(mut s: Supervised) {
         PipeBroken,
     }
     let trigger = tokio::select! {
-        status = s.child.wait() => Trigger::Exited(status),
+        // A close the session asked for is ours, even if the child exited at the same moment.
+        biased;
         _ = s.close_requested.cancelled() => Trigger::CloseRequested,
+        status = s.child.wait() => Trigger::Exited(status),
         _ = s.stdout_eof.cancelled() => Trigger::PipeBroken,
         _ = s.write_failed.cancelled() => Trigger::PipeBroken,
     };
@@ -399,16 +467,30 @@ async fn supervise(mut s: Supervised) {
             }
         }
     };
+    if let Some(status) = status {
+        let _ = s.status.set(status);
+    }
     // The leader is reaped; anything left in its group (a grandchild holding stdout, say) goes
     // too.
     drop(guard);
 
     // Deliver every frame the child wrote before it died, then stop reading.
-    if tokio::time::timeout(Duration::from_secs(1), s.stdout_eof.cancelled()).await.is_err() {
+    if tokio::time::timeout(Duration::from_secs(1), s.stdout_eof.cancelled())
+        .await
+        .is_err()
+    {
         s.stop_reading.cancel();
         s.reader.abort();
     }
-    let _ = tokio::time::timeout(Duration::from_millis(500), s.stderr_done).await;
+    // Likewise for stderr. A process that left the group (a grandchild that called `setsid`)
+    // can hold the pipe open for as long as it lives: stop reading rather than keep our end
+    // (and the task) alive with it.
+    if tokio::time::timeout(Duration::from_millis(500), &mut s.stderr_drain)
+        .await
+        .is_err()
+    {
+        s.stderr_drain.abort();
+    }
 
     let reason = if by_us {
         None
@@ -427,9 +509,80 @@ async fn supervise(mut s: Supervised) {
         _ = s.write_failed.cancelled() => {}
     }
     let _ = s.inbound.send(Inbound::Closed(None)).await;
+    // The child is reaped and its group killed: a write still pending could only reach a
+    // process outside the group that inherited stdin. Release our end.
+    s.writer.abort();
 }
 
-/// Close stdin (done by the writer) → wait → SIGTERM(group) → wait → SIGKILL(group) → reap.
+/// How many bytes of frames the writer takes in behind a write the child has not accepted
+/// yet. Beyond this, senders wait (back-pressure).
+const STDIN_BACKLOG: usize = 1 << 20;
+
+/// Frames → the child's stdin, until `Close` (or every sender is gone) and everything queued
+/// has been written, or until a write fails.
+///
+/// The writer keeps taking frames in while a write is pending, so that `Close` is seen even
+/// when the child has stopped reading and the pipe is full: `close_requested` fires as soon as
+/// `Close` arrives, and the ladder's clock starts then. Waiting for the write to finish first
+/// would wait forever on a child that never reads, and the session's close with it. What is
+/// queued is still flushed, within the ladder's first wait; a child that never takes it is
+/// signalled, and its death fails the write.
+async fn write_stdin(
+    mut stdin: ChildStdin,
+    mut outbound: mpsc::Receiver<Outbound>,
+    close_requested: CancellationToken,
+    write_failed: CancellationToken,
+) {
+    // `writing[written..]` is going out now; `queued` collects the frames behind it.
+    let mut writing: Vec<u8> = Vec::new();
+    let mut written = 0;
+    let mut queued: Vec<u8> = Vec::new();
+    let mut closing = false;
+    loop {
+        if written == writing.len() {
+            if queued.is_empty() && closing {
+                break;
+            }
+            writing.clear();
+            // Do not keep a huge buffer around after one huge message.
+            writing.shrink_to(STDIN_BACKLOG);
+            written = 0;
+            std::mem::swap(&mut writing, &mut queued);
+        }
+        tokio::select! {
+            // Take in what is queued first: `Close` must not wait behind a stuck write, and
+            // frames that arrive together go out in one write.
+            biased;
+            item = outbound.recv(), if !closing && queued.len() < STDIN_BACKLOG => match item {
+                Some(Outbound::Frame(frame)) => {
+                    queued.extend_from_slice(&frame.bytes);
+                    queued.push(b'\n');
+                }
+                Some(Outbound::Close) | None => {
+                    closing = true;
+                    close_requested.cancel();
+                }
+            },
+            // Cancel-safe: a write that loses the race has written nothing.
+            result = stdin.write(&writing[written..]), if written < writing.len() => match result {
+                Ok(n) if n > 0 => written += n,
+                _ => {
+                    write_failed.cancel();
+                    return;
+                }
+            },
+            // Unreachable (when nothing is being written, `queued` was just emptied, so
+            // receiving is enabled unless closing, and closing with nothing left breaks above);
+            // ending is the safe answer all the same.
+            else => break,
+        }
+    }
+    // Closing our end is what the child sees as EOF.
+    let _ = stdin.shutdown().await;
+}
+
+/// Close stdin (the writer flushes and closes it) → wait → SIGTERM(group) → wait →
+/// SIGKILL(group) → reap. The first wait counts from the session's `Close`, flush included.
 async fn ladder(s: &mut Supervised) -> Option<ExitStatus> {
     if let Ok(status) = tokio::time::timeout(s.shutdown.after_stdin_close, s.child.wait()).await {
         return status.ok();
@@ -469,7 +622,10 @@ struct StderrRing {
 
 impl StderrRing {
     fn new(capacity: usize) -> Self {
-        StderrRing { capacity, bytes: Mutex::new(VecDeque::new()) }
+        StderrRing {
+            capacity,
+            bytes: Mutex::new(VecDeque::new()),
+        }
     }
 
     fn push(&self, chunk: &[u8]) {
@@ -518,7 +674,6 @@ async fn drain_stderr(
     mut pipe: tokio::process::ChildStderr,
     ring: Arc<StderrRing>,
     command: String,
-    done: oneshot::Sender<()>,
 ) {
     let mut buf = vec![0u8; 16 * 1024];
     loop {
@@ -534,7 +689,6 @@ async fn drain_stderr(
             }
         }
     }
-    let _ = done.send(());
 }
 
 type SpawnJob = Box<dyn FnOnce() + Send>;
@@ -545,11 +699,13 @@ async fn spawn_from_spawner_thread(mut cmd: Command) -> io::Result<Child> {
     static SPAWNER: OnceLock<Mutex<std_mpsc::Sender<SpawnJob>>> = OnceLock::new();
     let spawner = SPAWNER.get_or_init(|| {
         let (tx, rx) = std_mpsc::channel::<SpawnJob>();
-        let started = std::thread::Builder::new().name("oxmcp-spawner".into()).spawn(move || {
-            while let Ok(job) = rx.recv() {
-                job();
-            }
-        });
+        let started = std::thread::Builder::new()
+            .name("oxmcp-spawner".into())
+            .spawn(move || {
+                while let Ok(job) = rx.recv() {
+                    job();
+                }
+            });
         if let Err(e) = started {
             tracing::error!(target: "oxmcp", "could not start the spawner thread: {e}");
         }
@@ -566,7 +722,8 @@ async fn spawn_from_spawner_thread(mut cmd: Command) -> io::Result<Child> {
         .lock()
         .send(job)
         .map_err(|_| io::Error::other("the spawner thread is not running"))?;
-    rx.await.map_err(|_| io::Error::other("the spawner thread dropped the request"))?
+    rx.await
+        .map_err(|_| io::Error::other("the spawner thread dropped the request"))?
 }
 
 #[cfg(test)]
@@ -588,5 +745,72 @@ mod tests {
     fn display_joins_argv_without_quoting() {
         let c = ChildCommand::new("npx").args(["-y", "server x"]);
         assert_eq!(c.display(), "npx -y server x");
+    }
+
+    fn frame(bytes: &[u8]) -> Outbound {
+        Outbound::Frame(crate::transport::OutFrame {
+            bytes: bytes.to_vec(),
+            route: crate::transport::Route::Unrelated,
+        })
+    }
+
+    /// Frames go out in order, newline-terminated, and `Close` closes stdin after them (`cat`
+    /// echoes what it read and exits on EOF).
+    #[tokio::test]
+    async fn writer_flushes_then_closes_stdin() {
+        let mut cat = Command::new("cat")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("cat starts");
+        let stdin = cat.stdin.take().expect("stdin");
+        let mut stdout = cat.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel(8);
+        let (closed, failed) = (CancellationToken::new(), CancellationToken::new());
+        let writer = tokio::spawn(write_stdin(stdin, rx, closed.clone(), failed.clone()));
+        for item in [frame(b"{\"a\":1}"), frame(b"{\"b\":2}"), Outbound::Close] {
+            tx.send(item).await.expect("queued");
+        }
+        let mut echoed = String::new();
+        tokio::time::timeout(Duration::from_secs(5), stdout.read_to_string(&mut echoed))
+            .await
+            .expect("cat sees EOF")
+            .expect("read");
+        assert_eq!(echoed, "{\"a\":1}\n{\"b\":2}\n");
+        writer.await.expect("the writer ends");
+        assert!(closed.is_cancelled() && !failed.is_cancelled());
+        let status = cat.wait().await.expect("cat is reaped");
+        assert_eq!(status.code(), Some(0));
+    }
+
+    /// `Close` is seen while a write is stuck on a child that never reads (`sleep`): the
+    /// ladder can start. The stuck write then fails once the child is gone.
+    #[tokio::test]
+    async fn close_is_seen_behind_a_write_the_child_never_reads() {
+        let mut sleep = Command::new("sleep")
+            .arg("30")
+            .stdin(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("sleep starts");
+        let stdin = sleep.stdin.take().expect("stdin");
+        let (tx, rx) = mpsc::channel(8);
+        let (closed, failed) = (CancellationToken::new(), CancellationToken::new());
+        let writer = tokio::spawn(write_stdin(stdin, rx, closed.clone(), failed.clone()));
+        // Far more than a pipe holds.
+        tx.send(frame(&vec![b'x'; 4 << 20])).await.expect("queued");
+        tx.send(Outbound::Close).await.expect("queued");
+        tokio::time::timeout(Duration::from_secs(5), closed.cancelled())
+            .await
+            .expect("Close is seen although the write cannot finish");
+        assert!(!writer.is_finished(), "the write is still pending");
+
+        sleep.start_kill().expect("kill sleep");
+        sleep.wait().await.expect("sleep is reaped");
+        tokio::time::timeout(Duration::from_secs(5), failed.cancelled())
+            .await
+            .expect("the pending write fails once nobody can read it");
+        writer.await.expect("the writer ends");
     }
 }
