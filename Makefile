@@ -43,7 +43,7 @@ rust-tests: interop-deps
 # (section owned by the interop tests)
 # `interop-deps` installs both SDKs at the exact versions pinned in tests/interop/ (a private
 # venv for Python, `npm ci` from the lockfile for Node); stamps make a second run a no-op until
-# a pin changes. The exports point core/tests/interop_{python,typescript}.rs at them.
+# a pin changes. The exports point core/tests/interop_{python,typescript}{,_features}.rs at them.
 INTEROP_BASE_PYTHON ?= python3
 NPM ?= npm
 INTEROP_VENV := $(TOOLS)/interop-venv
@@ -72,10 +72,50 @@ $(INTEROP_NODE_STAMP): $(INTEROP_NODE_DIR)/package.json $(INTEROP_NODE_DIR)/pack
 	touch $@
 
 # Only the interop suites, with the peers required (a missing peer fails instead of skipping).
-# `cargo test --test` builds no examples, and the SDK clients drive the weather_server example.
+# `cargo test --test` builds no examples, and the SDK clients drive the weather_server example
+# (tools) and the conformance_server example (every other feature).
+INTEROP_SUITES := interop_python interop_typescript interop_python_features \
+  interop_typescript_features
 interop-test: interop-deps
-	$(CARGO) build --locked --example weather_server
-	OXMCP_REQUIRE_INTEROP=1 $(CARGO) test --locked --test interop_python --test interop_typescript
+	$(CARGO) build --locked --example weather_server --example conformance_server
+	OXMCP_REQUIRE_INTEROP=1 $(CARGO) test --locked $(addprefix --test ,$(INTEROP_SUITES))
 
 # --- Fuzzing -------------------------------------------------------------------------------
 # (section owned by the fuzz targets)
+# `fuzz-smoke` installs cargo-fuzz at a pinned version into $(TOOLS), builds the targets in
+# fuzz/ (libFuzzer needs unstable compiler flags: RUSTC_BOOTSTRAP=1 lets a stable toolchain use
+# them) and runs each for FUZZ_SECONDS, starting from its seed corpus, failing on any crash.
+# New inputs go to a scratch corpus under fuzz/target (the seeds in fuzz/corpus stay as
+# committed), crashes to fuzz/artifacts; both are gitignored. `fuzz-replay` runs the committed
+# corpora through the same checks without libFuzzer (the workspace tests include it).
+# fuzz/Cargo.lock is used without --locked: when core gains a dependency, cargo adds it.
+CARGO_FUZZ_VERSION := 0.13.2
+CARGO_FUZZ_ROOT := $(TOOLS)/cargo-fuzz
+CARGO_FUZZ_STAMP := $(CARGO_FUZZ_ROOT)/.installed-$(CARGO_FUZZ_VERSION)
+FUZZ_TARGETS := jsonrpc_envelope stdio_framer
+FUZZ_SECONDS ?= 30
+FUZZ_WORK := $(CURDIR)/fuzz/target/corpus-work
+
+.PHONY: fuzz-tools fuzz-build fuzz-smoke fuzz-replay
+
+fuzz-tools: $(CARGO_FUZZ_STAMP)
+
+$(CARGO_FUZZ_STAMP):
+	$(CARGO) install --locked --root $(CARGO_FUZZ_ROOT) cargo-fuzz --version $(CARGO_FUZZ_VERSION)
+	touch $@
+
+fuzz-build: fuzz-tools
+	RUSTC_BOOTSTRAP=1 PATH="$(CARGO_FUZZ_ROOT)/bin:$$PATH" $(CARGO) fuzz build
+
+fuzz-smoke: fuzz-build
+	for target in $(FUZZ_TARGETS); do \
+	  rm -rf "$(FUZZ_WORK)/$$target" && mkdir -p "$(FUZZ_WORK)/$$target"; \
+	  echo "fuzz-smoke: $$target for $(FUZZ_SECONDS) s"; \
+	  RUSTC_BOOTSTRAP=1 PATH="$(CARGO_FUZZ_ROOT)/bin:$$PATH" $(CARGO) fuzz run "$$target" \
+	    "$(FUZZ_WORK)/$$target" "fuzz/corpus/$$target" \
+	    -- -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1; \
+	done
+	@echo "fuzz-smoke: no crash in $(FUZZ_TARGETS)"
+
+fuzz-replay:
+	$(CARGO) test --locked -p oxmcp --test fuzz_corpus_replay

@@ -109,7 +109,14 @@ impl Dispatch for ClientDispatch {
         ctx: RequestContext,
     ) -> BoxFuture<'static, HandlerResult> {
         let handlers = self.handlers.clone();
+        let version = ctx.session().protocol_version();
         Box::pin(async move {
+            // A server must not ask for what the negotiated revision does not define.
+            let too_new = request.method == methods::ELICITATION_CREATE
+                && version.is_some_and(|v| v < crate::protocol::ProtocolVersion::V2025_06_18);
+            if too_new {
+                return Err(ErrorObject::method_not_found(&request.method));
+            }
             let params = match request.params {
                 Some(raw) => Some(
                     serde_json::from_str::<Value>(raw.get())

@@ -105,6 +105,7 @@ impl Client {
     /// Subscribes to updates of a resource (handshake era; in 2026-07-28 use
     /// [`Client::listen`]).
     pub async fn subscribe_resource(&self, uri: &str) -> Result<()> {
+        self.handshake_only(methods::RESOURCES_SUBSCRIBE, "use Client::listen")?;
         self.request(
             methods::RESOURCES_SUBSCRIBE,
             Some(json!({ "uri": uri })),
@@ -116,6 +117,7 @@ impl Client {
 
     /// Ends a subscription (handshake era).
     pub async fn unsubscribe_resource(&self, uri: &str) -> Result<()> {
+        self.handshake_only(methods::RESOURCES_UNSUBSCRIBE, "drop the Subscription")?;
         self.request(
             methods::RESOURCES_UNSUBSCRIBE,
             Some(json!({ "uri": uri })),
@@ -182,12 +184,7 @@ impl Client {
     /// Sets the server's log level for this session (handshake era; a stateless client sets
     /// it per request with [`super::ClientOptions::log_level`]).
     pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<()> {
-        if self.protocol_version().is_stateless() {
-            return Err(Error::InvalidArgument(
-                "logging/setLevel does not exist in 2026-07-28; set ClientOptions::log_level"
-                    .into(),
-            ));
-        }
+        self.handshake_only(methods::LOGGING_SET_LEVEL, "set ClientOptions::log_level")?;
         self.request(
             methods::LOGGING_SET_LEVEL,
             Some(json!({ "level": level })),
@@ -203,6 +200,17 @@ impl Client {
             return Ok(());
         }
         self.notify(methods::ROOTS_LIST_CHANGED, None).await
+    }
+
+    /// Refuses, locally, a method the stateless revision removed.
+    fn handshake_only(&self, method: &str, instead: &str) -> Result<()> {
+        if self.protocol_version().is_stateless() {
+            return Err(Error::InvalidArgument(format!(
+                "{method} does not exist in protocol version {}; {instead}",
+                self.protocol_version()
+            )));
+        }
+        Ok(())
     }
 
     /// Calls a method and decodes its result.

@@ -555,6 +555,29 @@ async fn negotiate(session: &Session, options: &ClientOptions) -> Result<ServerD
     }
 }
 
+/// Our capabilities, without the ones `version` does not define (a server speaking it could
+/// not make sense of them, and should never send the requests they announce).
+fn capabilities_for(
+    capabilities: &ClientCapabilities,
+    version: ProtocolVersion,
+) -> ClientCapabilities {
+    let mut caps = capabilities.clone();
+    if version < ProtocolVersion::V2025_06_18 {
+        caps.elicitation = None;
+    }
+    if version < ProtocolVersion::V2025_11_25 {
+        caps.tasks = None;
+        if let Some(elicitation) = caps.elicitation.as_mut() {
+            elicitation.remove("url");
+        }
+        if let Some(sampling) = caps.sampling.as_mut() {
+            sampling.remove("tools");
+            sampling.remove("context");
+        }
+    }
+    caps
+}
+
 /// Whether a code is one of the errors only a stateless (2026-07-28) server sends: such a
 /// server is modern, so the client must not fall back to `initialize`.
 fn is_stateless_error(code: i64) -> bool {
@@ -674,7 +697,7 @@ async fn initialize(
 ) -> Result<ServerDetails> {
     let params = InitializeRequestParams {
         protocol_version: requested.as_str().to_owned(),
-        capabilities: options.capabilities.clone(),
+        capabilities: capabilities_for(&options.capabilities, requested),
         client_info: options.info.clone(),
         meta: None,
         extra: Default::default(),
