@@ -17,8 +17,11 @@
 
 pub mod client;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod jsonrpc;
 pub mod protocol;
+mod random;
 pub mod schema;
 pub mod server;
 pub mod session;

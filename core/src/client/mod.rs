@@ -254,6 +254,17 @@ impl Client {
         Ok(client)
     }
 
+    /// Connects to a Streamable HTTP server (falling back to the legacy HTTP+SSE transport
+    /// for 2024-11-05 servers).
+    pub async fn connect_http(
+        url: &str,
+        options: ClientOptions,
+        http: crate::transport::http::HttpClientOptions,
+    ) -> Result<Client> {
+        let transport = crate::transport::http::HttpClientTransport::new(url, http)?;
+        Client::connect(transport, options).await
+    }
+
     /// Starts a server process and connects to it over its stdio.
     pub async fn connect_child(command: ChildCommand, options: ClientOptions) -> Result<Client> {
         let child = ChildTransport::spawn(command).await?;

@@ -114,7 +114,7 @@ impl Context {
             match self.scope.stateless {
                 Some(_) => params.elicitation_id = None,
                 None if params.elicitation_id.is_none() => {
-                    params.elicitation_id = Some(super::input::random_id())
+                    params.elicitation_id = Some(crate::random::id128())
                 }
                 None => {}
             }

@@ -144,7 +144,7 @@ impl StateSealer {
 
     pub(crate) fn random() -> Self {
         let mut key = [0u8; 32];
-        fill_random(&mut key);
+        crate::random::fill(&mut key);
         StateSealer { key }
     }
 
@@ -284,21 +284,6 @@ fn now_secs() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
-}
-
-/// Fills `buf` from the operating system's CSPRNG.
-pub(crate) fn fill_random(buf: &mut [u8]) {
-    if getrandom::fill(buf).is_err() {
-        // No entropy source at all is not a state this process can work in safely.
-        panic!("the operating system's random number generator is unavailable");
-    }
-}
-
-/// A random 128-bit identifier, base64url.
-pub(crate) fn random_id() -> String {
-    let mut bytes = [0u8; 16];
-    fill_random(&mut bytes);
-    URL_SAFE_NO_PAD.encode(bytes)
 }
 
 #[cfg(test)]

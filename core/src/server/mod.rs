@@ -403,6 +403,19 @@ impl Server {
         session
     }
 
+    /// Serves Streamable HTTP (both eras) until the returned server is shut down or dropped.
+    /// Binds 127.0.0.1 unless the options say otherwise (and then only with a Host allowlist
+    /// or an auth hook).
+    pub async fn serve_http(
+        &self,
+        options: crate::transport::http::HttpServerOptions,
+    ) -> Result<crate::transport::http::HttpServer> {
+        let server = self.clone();
+        let factory: crate::transport::http::SessionFactory =
+            Arc::new(move |link| server.serve(link));
+        crate::transport::http::HttpServer::bind(options, factory).await
+    }
+
     /// Serves over this process's stdin/stdout until the client hangs up.
     pub async fn serve_stdio(&self) -> Result<()> {
         let session = self.serve(StdioTransport::new());

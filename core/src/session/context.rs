@@ -151,6 +151,17 @@ impl RequestContext {
         self.notify(methods::PROGRESS, Some(params)).await
     }
 
+    /// Ends this request's response stream without its answer (Streamable HTTP; the client
+    /// reconnects with `Last-Event-ID` and gets the answer there). Lets a long call release
+    /// its connection; no-op on transports without per-request streams.
+    pub async fn close_stream(&self) {
+        let _ = self
+            .session()
+            .outbound()
+            .send(crate::transport::Outbound::CloseStream(self.id().clone()))
+            .await;
+    }
+
     /// Sends a notification related to this request (routed to its stream on HTTP).
     /// Nothing is sent once the request is cancelled: the peer must not hear about it again.
     pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<()> {

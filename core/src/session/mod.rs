@@ -366,6 +366,10 @@ impl Session {
         }
     }
 
+    pub(crate) fn outbound(&self) -> &mpsc::Sender<Outbound> {
+        &self.inner.outbound
+    }
+
     /// Writes one serialized message to the transport.
     pub(crate) async fn send_frame(&self, bytes: Vec<u8>, route: Route) -> Result<()> {
         self.inner

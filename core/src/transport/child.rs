@@ -558,6 +558,7 @@ async fn write_stdin(
                     queued.extend_from_slice(&frame.bytes);
                     queued.push(b'\n');
                 }
+                Some(Outbound::CloseStream(_)) => {}
                 Some(Outbound::Close) | None => {
                     closing = true;
                     close_requested.cancel();

@@ -60,6 +60,7 @@ impl Transport for MemoryTransport {
                             break;
                         }
                     }
+                    Outbound::CloseStream(_) => {}
                     Outbound::Close => break,
                 }
             }

@@ -17,6 +17,7 @@
 //! HTTP) can put a response and the notifications about it on the right stream.
 
 pub mod child;
+pub mod http;
 pub mod memory;
 pub mod stdio;
 pub mod tap;
@@ -57,6 +58,10 @@ pub struct OutFrame {
 pub enum Outbound {
     /// A message to write.
     Frame(OutFrame),
+    /// End the response stream of the inbound request with this id, without its answer
+    /// (Streamable HTTP: the client resumes it with `Last-Event-ID`). Other transports have
+    /// no per-request streams and ignore it.
+    CloseStream(RequestId),
     /// Flush, close our side and end the inbound channel once the peer is gone.
     Close,
 }

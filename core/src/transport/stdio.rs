@@ -172,6 +172,7 @@ pub(crate) async fn write_frames<W: AsyncWrite + Unpin>(
                     buf.extend_from_slice(&frame.bytes);
                     buf.push(b'\n');
                 }
+                Outbound::CloseStream(_) => {}
                 Outbound::Close => {
                     close = true;
                     break;

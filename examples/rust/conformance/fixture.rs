@@ -201,10 +201,13 @@ fn add_tools(server: &Server) -> oxmcp::Result<()> {
     server.add_tool(
         Tool::new(
             "test_reconnection",
-            "Answers after a pause (over HTTP its stream is cut mid-call)",
+            "Cuts its HTTP response stream, then answers on the resumed one",
             no_args(),
         ),
-        |_a: Value, _c: Context| async move {
+        |_a: Value, ctx: Context| async move {
+            // Over Streamable HTTP the client resumes with Last-Event-ID (SEP-1699 polling);
+            // other transports have no per-request stream and ignore this.
+            ctx.close_stream().await;
             tokio::time::sleep(Duration::from_millis(200)).await;
             Ok(CallToolResult::text("Reconnection test completed"))
         },

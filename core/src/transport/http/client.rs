@@ -1,0 +1,842 @@
+//! The Streamable HTTP client transport, with the legacy HTTP+SSE fallback.
+//!
+//! Each outbound message is a POST on a pooled keep-alive connection; answers come back as
+//! JSON or as an SSE stream, and a stream that ends before its answer is resumed with a GET
+//! carrying `Last-Event-ID`, after the server's `retry:` delay. After the handshake the
+//! session id and protocol version ride on every request, a GET stream carries
+//! server-initiated messages, and a session the server forgot (404) is re-established
+//! transparently by replaying `initialize`. A server that refuses the first `initialize`
+//! POST with 400, 404 or 405 is tried as a 2024-11-05 HTTP+SSE server. Stateless
+//! (2026-07-28) requests carry `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`.
+//!
+//! HTTP failures of a request are turned into a JSON-RPC error for that request, so the
+//! caller gets an error at once instead of a timeout.
+
+use std::{sync::Arc, time::Duration};
+
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, Uri, header};
+use http_body_util::{BodyExt, Full};
+use hyper_util::{
+    client::legacy::{Client as HyperClient, connect::HttpConnector},
+    rt::TokioExecutor,
+};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    headers,
+    sse::{SseItem, SseParser},
+};
+use crate::{
+    Error,
+    jsonrpc::{ErrorObject, Limits, RequestId, encode_error},
+    protocol::{meta, methods},
+    sync::Mutex,
+    transport::{Inbound, Link, OUTBOUND_QUEUE, Outbound, Transport},
+};
+
+/// Supplies a bearer token for each request (`None`: no `Authorization` header).
+pub type TokenProvider = Arc<dyn Fn() -> BoxFuture<'static, Option<String>> + Send + Sync>;
+
+/// Client settings.
+#[derive(Clone)]
+pub struct HttpClientOptions {
+    /// Extra headers on every request.
+    pub headers: HeaderMap,
+    /// Bearer tokens (OAuth flows plug in here).
+    pub token: Option<TokenProvider>,
+    /// Largest message accepted (an SSE event or a JSON body).
+    pub max_message_bytes: usize,
+    /// Open the GET stream for server-initiated messages after the handshake.
+    pub get_stream: bool,
+    /// Try the legacy HTTP+SSE transport when `initialize` is refused.
+    pub legacy_fallback: bool,
+    /// How many times a dropped stream is resumed before the request fails.
+    pub max_resumptions: u32,
+}
+
+impl std::fmt::Debug for HttpClientOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpClientOptions")
+            .field("get_stream", &self.get_stream)
+            .field("legacy_fallback", &self.legacy_fallback)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for HttpClientOptions {
+    fn default() -> Self {
+        HttpClientOptions {
+            headers: HeaderMap::new(),
+            token: None,
+            max_message_bytes: Limits::CLIENT.max_message_bytes,
+            get_stream: true,
+            legacy_fallback: true,
+            max_resumptions: 5,
+        }
+    }
+}
+
+/// A connection to a Streamable HTTP (or legacy HTTP+SSE) server.
+#[derive(Debug)]
+pub struct HttpClientTransport {
+    url: Uri,
+    options: HttpClientOptions,
+}
+
+impl HttpClientTransport {
+    /// A transport for `url` (`http://` only; TLS is not built in yet).
+    pub fn new(url: &str, options: HttpClientOptions) -> Result<Self, Error> {
+        let uri: Uri = url
+            .parse()
+            .map_err(|e| Error::InvalidArgument(format!("invalid URL `{url}`: {e}")))?;
+        match uri.scheme_str() {
+            Some("http") => {}
+            Some(other) => {
+                return Err(Error::InvalidArgument(format!(
+                    "unsupported URL scheme `{other}` (http only)"
+                )));
+            }
+            None => return Err(Error::InvalidArgument(format!("URL `{url}` has no scheme"))),
+        }
+        Ok(HttpClientTransport { url: uri, options })
+    }
+}
+
+type Http = HyperClient<HttpConnector, Full<Bytes>>;
+
+/// What the client knows about the connection.
+#[derive(Default)]
+struct Conn {
+    session_id: Option<String>,
+    protocol_version: Option<String>,
+    /// The `initialize` request, replayed when the server forgets the session.
+    initialize: Option<Value>,
+    /// Set once the server turned out to speak the legacy HTTP+SSE transport.
+    legacy_endpoint: Option<Uri>,
+    reinits: u64,
+}
+
+struct Shared {
+    url: Uri,
+    options: HttpClientOptions,
+    http: Http,
+    conn: Mutex<Conn>,
+    inbound: mpsc::Sender<Inbound>,
+    stop: CancellationToken,
+    get_started: std::sync::atomic::AtomicBool,
+    /// Serializes re-initialization after a 404.
+    reinit: tokio::sync::Mutex<()>,
+}
+
+impl Transport for HttpClientTransport {
+    fn into_link(self) -> Link {
+        let (in_tx, in_rx) = mpsc::channel(OUTBOUND_QUEUE);
+        let (out_tx, out_rx) = mpsc::channel(OUTBOUND_QUEUE);
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        connector.set_keepalive(Some(Duration::from_secs(60)));
+        let http = HyperClient::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(90))
+            .build(connector);
+        let shared = Arc::new(Shared {
+            url: self.url,
+            options: self.options,
+            http,
+            conn: Mutex::new(Conn::default()),
+            inbound: in_tx,
+            stop: CancellationToken::new(),
+            get_started: std::sync::atomic::AtomicBool::new(false),
+            reinit: tokio::sync::Mutex::new(()),
+        });
+        tokio::spawn(drive(shared, out_rx));
+        Link {
+            inbound: in_rx,
+            outbound: out_tx,
+        }
+    }
+}
+
+async fn drive(shared: Arc<Shared>, mut outbound: mpsc::Receiver<Outbound>) {
+    // Messages are sent in order (a notification right after a request must not overtake
+    // it), but their answers are awaited concurrently.
+    while let Some(item) = outbound.recv().await {
+        match item {
+            Outbound::Frame(frame) => {
+                let message: Value = serde_json::from_slice(&frame.bytes).unwrap_or(Value::Null);
+                let sent = send(&shared, Bytes::from(frame.bytes), message).await;
+                if let Some(waiting) = sent {
+                    tokio::spawn(waiting);
+                }
+            }
+            Outbound::CloseStream(_) => {}
+            Outbound::Close => break,
+        }
+    }
+    shared.stop.cancel();
+    let session = shared.conn.lock().session_id.clone();
+    if let Some(id) = session {
+        // Tell the server the session is over (it may answer 405: it does not allow that).
+        let _ = request(
+            &shared,
+            Method::DELETE,
+            &shared.url,
+            Some(&id),
+            None,
+            HeaderMap::new(),
+            None,
+        )
+        .await;
+    }
+    let _ = shared.inbound.send(Inbound::Closed(None)).await;
+}
+
+fn ids_of(message: &Value) -> Vec<RequestId> {
+    let one = |m: &Value| {
+        if m.get("method").is_some() {
+            m.get("id").and_then(RequestId::from_value)
+        } else {
+            None
+        }
+    };
+    match message {
+        Value::Array(items) => items.iter().filter_map(one).collect(),
+        m => one(m).into_iter().collect(),
+    }
+}
+
+/// Sends one message; returns the future that reads its answer, if it has one to read.
+async fn send(shared: &Arc<Shared>, body: Bytes, message: Value) -> Option<BoxFuture<'static, ()>> {
+    let ids = ids_of(&message);
+    let method = message
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    if method == methods::INITIALIZE {
+        shared.conn.lock().initialize = Some(message.clone());
+    }
+    let legacy = shared.conn.lock().legacy_endpoint.clone();
+    if let Some(endpoint) = legacy {
+        if let Err(e) = legacy_post(shared, &endpoint, body).await {
+            fail(shared, &ids, &e).await;
+        }
+        return None;
+    }
+    let shared = shared.clone();
+    Some(Box::pin(async move {
+        let mut attempt = 0;
+        loop {
+            let headers = message_headers(&shared, &message);
+            let session = shared.conn.lock().session_id.clone();
+            let response = request(
+                &shared,
+                Method::POST,
+                &shared.url,
+                session.as_deref(),
+                Some(body.clone()),
+                headers,
+                None,
+            )
+            .await;
+            let response = match response {
+                Ok(r) => r,
+                Err(e) => return fail(&shared, &ids, &e).await,
+            };
+            let status = response.status();
+            if status == StatusCode::NOT_FOUND
+                && session.is_some()
+                && method != methods::INITIALIZE
+                && attempt == 0
+            {
+                // The server forgot the session (a restart, an idle reap): start a new one and retry.
+                attempt += 1;
+                if let Err(e) = reinitialize(&shared, session.as_deref()).await {
+                    return fail(&shared, &ids, &e).await;
+                }
+                continue;
+            }
+            if method == methods::INITIALIZE
+                && shared.options.legacy_fallback
+                && matches!(
+                    status,
+                    StatusCode::BAD_REQUEST
+                        | StatusCode::NOT_FOUND
+                        | StatusCode::METHOD_NOT_ALLOWED
+                )
+            {
+                match legacy_connect(&shared).await {
+                    Ok(endpoint) => {
+                        if let Err(e) = legacy_post(&shared, &endpoint, body.clone()).await {
+                            fail(&shared, &ids, &e).await;
+                        }
+                        return;
+                    }
+                    Err(e) => {
+                        tracing::debug!(target: "oxmcp::http", "legacy SSE fallback failed: {e}")
+                    }
+                }
+            }
+            if method == methods::INITIALIZE
+                && status.is_success()
+                && let Some(id) = header(response.headers(), &headers::MCP_SESSION_ID)
+            {
+                shared.conn.lock().session_id = Some(id);
+            }
+            return read_answer(&shared, response, &ids, &method).await;
+        }
+    }))
+}
+
+/// The headers a message needs: the session's protocol version, or for a stateless request
+/// its own version plus `Mcp-Method` and `Mcp-Name`.
+fn message_headers(shared: &Shared, message: &Value) -> HeaderMap {
+    let mut h = HeaderMap::new();
+    let method = message.get("method").and_then(Value::as_str);
+    let declared = message
+        .pointer(&format!(
+            "/params/_meta/{}",
+            meta::PROTOCOL_VERSION.replace('/', "~1")
+        ))
+        .and_then(Value::as_str);
+    let set = |h: &mut HeaderMap, name: HeaderName, value: &str| {
+        if let Ok(v) = HeaderValue::from_str(value) {
+            h.insert(name, v);
+        } else {
+            // Non-ASCII or control characters travel base64-encoded (SEP-2243).
+            use base64::Engine;
+            let encoded = format!(
+                "=?base64?{}?=",
+                base64::engine::general_purpose::STANDARD.encode(value)
+            );
+            if let Ok(v) = HeaderValue::from_str(&encoded) {
+                h.insert(name, v);
+            }
+        }
+    };
+    match declared {
+        Some(version) => {
+            set(&mut h, headers::MCP_PROTOCOL_VERSION, version);
+            if let Some(method) = method {
+                set(&mut h, headers::MCP_METHOD, method);
+                let name = match method {
+                    methods::TOOLS_CALL | methods::PROMPTS_GET => message.pointer("/params/name"),
+                    methods::RESOURCES_READ => message.pointer("/params/uri"),
+                    _ => None,
+                };
+                if let Some(name) = name.and_then(Value::as_str) {
+                    let needs_encoding =
+                        name.trim() != name || !name.bytes().all(|b| (0x20..0x7f).contains(&b));
+                    if needs_encoding {
+                        use base64::Engine;
+                        let encoded = format!(
+                            "=?base64?{}?=",
+                            base64::engine::general_purpose::STANDARD.encode(name)
+                        );
+                        set(&mut h, headers::MCP_NAME, &encoded);
+                    } else {
+                        set(&mut h, headers::MCP_NAME, name);
+                    }
+                }
+            }
+        }
+        None => {
+            if let Some(v) = shared.conn.lock().protocol_version.clone() {
+                set(&mut h, headers::MCP_PROTOCOL_VERSION, &v);
+            }
+        }
+    }
+    h
+}
+
+fn header(headers: &HeaderMap, name: &HeaderName) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(|s| s.trim().to_owned())
+}
+
+/// One HTTP request with the common headers.
+async fn request(
+    shared: &Shared,
+    method: Method,
+    uri: &Uri,
+    session: Option<&str>,
+    body: Option<Bytes>,
+    extra: HeaderMap,
+    last_event_id: Option<&str>,
+) -> Result<http::Response<hyper::body::Incoming>, Error> {
+    let mut builder = Request::builder().method(method.clone()).uri(uri.clone());
+    let h = builder
+        .headers_mut()
+        .ok_or_else(|| Error::InvalidArgument("bad request parts".into()))?;
+    for (k, v) in &shared.options.headers {
+        h.insert(k, v.clone());
+    }
+    h.extend(extra);
+    if method == Method::POST {
+        h.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        h.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
+    } else {
+        h.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("text/event-stream"),
+        );
+    }
+    if let Some(id) = session.and_then(|s| HeaderValue::from_str(s).ok()) {
+        h.insert(headers::MCP_SESSION_ID, id);
+    }
+    if let Some(id) = last_event_id.and_then(|s| HeaderValue::from_str(s).ok()) {
+        h.insert(headers::LAST_EVENT_ID, id);
+    }
+    if let Some(provider) = &shared.options.token
+        && let Some(token) = provider().await
+        && let Ok(v) = HeaderValue::from_str(&format!("Bearer {token}"))
+    {
+        h.insert(header::AUTHORIZATION, v);
+    }
+    let req = builder
+        .body(Full::new(body.unwrap_or_default()))
+        .map_err(|e| Error::InvalidArgument(format!("could not build the HTTP request: {e}")))?;
+    shared
+        .http
+        .request(req)
+        .await
+        .map_err(|e| Error::ConnectionClosed {
+            reason: format!("HTTP request to {uri} failed: {e}"),
+            stderr: None,
+        })
+}
+
+/// Fails the requests `ids` with a local JSON-RPC error describing `error`.
+async fn fail(shared: &Shared, ids: &[RequestId], error: &Error) {
+    for id in ids {
+        let e = ErrorObject::new(
+            crate::jsonrpc::codes::INTERNAL_ERROR,
+            format!("HTTP transport: {error}"),
+        )
+        .with_data(json!({ "transport": "http" }));
+        let _ = shared
+            .inbound
+            .send(Inbound::Frame(Bytes::from(encode_error(Some(id), &e))))
+            .await;
+    }
+}
+
+/// Reads the answer to a POST: nothing (202), a JSON body, or an SSE stream (resumed if it
+/// drops before the answer).
+async fn read_answer(
+    shared: &Arc<Shared>,
+    response: http::Response<hyper::body::Incoming>,
+    ids: &[RequestId],
+    method: &str,
+) {
+    let status = response.status();
+    let content_type = header(response.headers(), &header::CONTENT_TYPE).unwrap_or_default();
+    if status == StatusCode::ACCEPTED || (ids.is_empty() && status.is_success()) {
+        return;
+    }
+    if content_type.starts_with("text/event-stream") && status.is_success() {
+        let mut waiting: Vec<RequestId> = ids.to_vec();
+        let (mut last_id, mut retry) = read_sse(shared, response.into_body(), &mut waiting).await;
+        let mut resumptions = 0;
+        while !waiting.is_empty() && !shared.stop.is_cancelled() {
+            let Some(from) = last_id.clone() else { break };
+            if resumptions >= shared.options.max_resumptions {
+                break;
+            }
+            resumptions += 1;
+            tokio::time::sleep(retry.unwrap_or(Duration::from_secs(1))).await;
+            let session = shared.conn.lock().session_id.clone();
+            let headers = version_header(shared);
+            match request(
+                shared,
+                Method::GET,
+                &shared.url,
+                session.as_deref(),
+                None,
+                headers,
+                Some(&from),
+            )
+            .await
+            {
+                Ok(r) if r.status().is_success() => {
+                    let (l, r2) = read_sse(shared, r.into_body(), &mut waiting).await;
+                    last_id = l.or(last_id);
+                    retry = r2.or(retry);
+                }
+                _ => break,
+            }
+        }
+        if !waiting.is_empty() {
+            let e = Error::closed(format!(
+                "the response stream of `{method}` ended before its answer"
+            ));
+            fail(shared, &waiting, &e).await;
+        }
+        return;
+    }
+    let bytes = match collect_limited(response.into_body(), shared.options.max_message_bytes).await
+    {
+        Ok(b) => b,
+        Err(e) => return fail(shared, ids, &e).await,
+    };
+    // A JSON-RPC body (a result, or an error such as a stateless refusal) goes to the engine.
+    let parsed: Option<Value> = serde_json::from_slice(&bytes).ok();
+    let answers_ours = parsed.as_ref().is_some_and(|v| match v {
+        Value::Array(_) => true,
+        v => v
+            .get("id")
+            .and_then(RequestId::from_value)
+            .is_some_and(|id| ids.contains(&id)),
+    });
+    if answers_ours {
+        if method == methods::INITIALIZE {
+            remember_version(shared, parsed.as_ref());
+        }
+        let _ = shared.inbound.send(Inbound::Frame(bytes)).await;
+        if method == methods::INITIALIZE && status.is_success() {
+            start_get_stream(shared);
+        }
+        return;
+    }
+    // Anything else (an HTTP error page, an error without our id): the request failed, with
+    // the server's own JSON-RPC error when it sent one.
+    let error = parsed
+        .as_ref()
+        .and_then(|v| v.get("error"))
+        .and_then(|e| serde_json::from_value::<ErrorObject>(e.clone()).ok())
+        .unwrap_or_else(|| {
+            ErrorObject::new(
+                crate::jsonrpc::codes::INTERNAL_ERROR,
+                format!("HTTP {status}"),
+            )
+        })
+        .with_data(json!({ "transport": "http", "status": status.as_u16() }));
+    for id in ids {
+        let _ = shared
+            .inbound
+            .send(Inbound::Frame(Bytes::from(encode_error(Some(id), &error))))
+            .await;
+    }
+}
+
+fn version_header(shared: &Shared) -> HeaderMap {
+    let mut h = HeaderMap::new();
+    if let Some(v) = shared
+        .conn
+        .lock()
+        .protocol_version
+        .clone()
+        .and_then(|v| HeaderValue::from_str(&v).ok())
+    {
+        h.insert(headers::MCP_PROTOCOL_VERSION, v);
+    }
+    h
+}
+
+fn remember_version(shared: &Shared, result: Option<&Value>) {
+    if let Some(v) = result
+        .and_then(|r| r.pointer("/result/protocolVersion"))
+        .and_then(Value::as_str)
+    {
+        shared.conn.lock().protocol_version = Some(v.to_owned());
+    }
+}
+
+async fn collect_limited(body: hyper::body::Incoming, max: usize) -> Result<Bytes, Error> {
+    http_body_util::Limited::new(body, max)
+        .collect()
+        .await
+        .map(|c| c.to_bytes())
+        .map_err(|e| {
+            Error::Protocol(format!(
+                "reading the response body failed (cap {max} bytes): {e}"
+            ))
+        })
+}
+
+/// Forwards every message of an SSE body; removes answered ids from `waiting`. Returns the
+/// last event id and the server's retry hint.
+async fn read_sse(
+    shared: &Arc<Shared>,
+    mut body: hyper::body::Incoming,
+    waiting: &mut Vec<RequestId>,
+) -> (Option<String>, Option<Duration>) {
+    let mut parser = SseParser::new(shared.options.max_message_bytes);
+    let mut retry = None;
+    loop {
+        let frame = tokio::select! {
+            _ = shared.stop.cancelled() => break,
+            f = body.frame() => f,
+        };
+        let Some(Ok(frame)) = frame else { break };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        for item in parser.push(&data) {
+            match item {
+                SseItem::Oversized { len } => {
+                    tracing::warn!(target: "oxmcp::http", "dropped an SSE event of {len} bytes");
+                }
+                SseItem::Event(event) => {
+                    if let Some(ms) = event.retry {
+                        retry = Some(Duration::from_millis(ms));
+                    }
+                    if event.data.trim().is_empty()
+                        || event.event.as_deref().is_some_and(|e| e != "message")
+                    {
+                        continue;
+                    }
+                    if let Ok(v) = serde_json::from_str::<Value>(&event.data)
+                        && v.get("method").is_none()
+                    {
+                        if let Some(id) = v.get("id").and_then(RequestId::from_value) {
+                            waiting.retain(|w| *w != id);
+                        }
+                        if let Value::Array(items) = &v {
+                            for item in items {
+                                if let Some(id) = item.get("id").and_then(RequestId::from_value) {
+                                    waiting.retain(|w| *w != id);
+                                }
+                            }
+                        }
+                        remember_version(shared, Some(&v));
+                    }
+                    let _ = shared
+                        .inbound
+                        .send(Inbound::Frame(Bytes::from(event.data.into_bytes())))
+                        .await;
+                }
+            }
+        }
+    }
+    (parser.last_event_id().map(str::to_owned), retry)
+}
+
+/// Opens the session's GET stream once, and keeps it open (resuming after drops) until the
+/// transport closes or the server says it has none (405).
+fn start_get_stream(shared: &Arc<Shared>) {
+    if !shared.options.get_stream
+        || shared
+            .get_started
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+    {
+        return;
+    }
+    let shared = shared.clone();
+    tokio::spawn(async move {
+        let mut last_id: Option<String> = None;
+        let mut delay = Duration::from_millis(500);
+        while !shared.stop.is_cancelled() {
+            let session = shared.conn.lock().session_id.clone();
+            let Some(session) = session else { return };
+            let headers = version_header(&shared);
+            match request(
+                &shared,
+                Method::GET,
+                &shared.url,
+                Some(&session),
+                None,
+                headers,
+                last_id.as_deref(),
+            )
+            .await
+            {
+                Ok(r) if r.status().is_success() => {
+                    let mut none = Vec::new();
+                    let (l, retry) = read_sse(&shared, r.into_body(), &mut none).await;
+                    last_id = l.or(last_id);
+                    delay = retry.unwrap_or(Duration::from_secs(1));
+                }
+                Ok(r)
+                    if matches!(
+                        r.status(),
+                        StatusCode::METHOD_NOT_ALLOWED | StatusCode::CONFLICT
+                    ) =>
+                {
+                    return;
+                }
+                Ok(r) if r.status() == StatusCode::NOT_FOUND => return,
+                _ => delay = (delay * 2).min(Duration::from_secs(30)),
+            }
+            tokio::select! {
+                _ = shared.stop.cancelled() => return,
+                _ = tokio::time::sleep(delay) => {}
+            }
+        }
+    });
+}
+
+/// Starts a new session after the server forgot ours: replays `initialize` and
+/// `notifications/initialized`.
+async fn reinitialize(shared: &Arc<Shared>, lost: Option<&str>) -> Result<(), Error> {
+    let _one_at_a_time = shared.reinit.lock().await;
+    if shared.conn.lock().session_id.as_deref() != lost {
+        // Another request already re-established it.
+        return Ok(());
+    }
+    let (mut init, n) = {
+        let mut conn = shared.conn.lock();
+        conn.session_id = None;
+        conn.reinits += 1;
+        (
+            conn.initialize
+                .clone()
+                .ok_or_else(|| Error::closed("the session was lost before initialize"))?,
+            conn.reinits,
+        )
+    };
+    init["id"] = json!(format!("oxmcp-reinitialize-{n}"));
+    let body = Bytes::from(serde_json::to_vec(&init).unwrap_or_default());
+    let r = request(
+        shared,
+        Method::POST,
+        &shared.url,
+        None,
+        Some(body),
+        HeaderMap::new(),
+        None,
+    )
+    .await?;
+    if !r.status().is_success() {
+        return Err(Error::closed(format!(
+            "re-initializing after a lost session failed: HTTP {}",
+            r.status()
+        )));
+    }
+    let id = header(r.headers(), &headers::MCP_SESSION_ID);
+    // Drain the answer (JSON or a short SSE stream) so the connection can be reused.
+    let _ = collect_limited(r.into_body(), shared.options.max_message_bytes).await;
+    shared.conn.lock().session_id = id.clone();
+    let note = Bytes::from_static(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let headers = version_header(shared);
+    let _ = request(
+        shared,
+        Method::POST,
+        &shared.url,
+        id.as_deref(),
+        Some(note),
+        headers,
+        None,
+    )
+    .await;
+    tracing::info!(target: "oxmcp::http", "the server lost our session; a new one was started");
+    Ok(())
+}
+
+/// Legacy HTTP+SSE: GET the SSE endpoint, wait for its `endpoint` event, and keep reading
+/// the stream for answers.
+async fn legacy_connect(shared: &Arc<Shared>) -> Result<Uri, Error> {
+    let r = request(
+        shared,
+        Method::GET,
+        &shared.url,
+        None,
+        None,
+        HeaderMap::new(),
+        None,
+    )
+    .await?;
+    let content_type = header(r.headers(), &header::CONTENT_TYPE).unwrap_or_default();
+    if !r.status().is_success() || !content_type.starts_with("text/event-stream") {
+        return Err(Error::Protocol(format!(
+            "not a legacy SSE endpoint (HTTP {})",
+            r.status()
+        )));
+    }
+    let mut body = r.into_body();
+    let mut parser = SseParser::new(shared.options.max_message_bytes);
+    let endpoint = loop {
+        let Some(Ok(frame)) = tokio::time::timeout(Duration::from_secs(10), body.frame())
+            .await
+            .ok()
+            .flatten()
+        else {
+            return Err(Error::Protocol(
+                "the SSE stream sent no endpoint event".into(),
+            ));
+        };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        let found = parser.push(&data).into_iter().find_map(|item| match item {
+            SseItem::Event(e) if e.event.as_deref() == Some("endpoint") => Some(e.data),
+            _ => None,
+        });
+        if let Some(e) = found {
+            break e;
+        }
+    };
+    let endpoint = resolve_same_origin(&shared.url, endpoint.trim())?;
+    shared.conn.lock().legacy_endpoint = Some(endpoint.clone());
+    let reader = shared.clone();
+    tokio::spawn(async move {
+        let mut none = Vec::new();
+        // Continue with the same parser state by feeding the rest of this body.
+        let _ = read_sse(&reader, body, &mut none).await;
+        if !reader.stop.is_cancelled() {
+            let _ = reader
+                .inbound
+                .send(Inbound::Closed(Some(Error::closed(
+                    "the legacy SSE stream ended",
+                ))))
+                .await;
+        }
+    });
+    Ok(endpoint)
+}
+
+/// The endpoint event's URL, which must be on the same origin as the SSE URL (a server must
+/// not redirect our messages elsewhere).
+fn resolve_same_origin(base: &Uri, endpoint: &str) -> Result<Uri, Error> {
+    let resolved: Uri = if endpoint.starts_with('/') {
+        let authority = base.authority().map(|a| a.as_str()).unwrap_or_default();
+        format!(
+            "{}://{authority}{endpoint}",
+            base.scheme_str().unwrap_or("http")
+        )
+        .parse()
+        .map_err(|e| Error::Protocol(format!("bad endpoint `{endpoint}`: {e}")))?
+    } else {
+        endpoint
+            .parse()
+            .map_err(|e| Error::Protocol(format!("bad endpoint `{endpoint}`: {e}")))?
+    };
+    if resolved.scheme() != base.scheme() || resolved.authority() != base.authority() {
+        return Err(Error::Protocol(format!(
+            "the legacy endpoint `{endpoint}` is on another origin"
+        )));
+    }
+    Ok(resolved)
+}
+
+async fn legacy_post(shared: &Arc<Shared>, endpoint: &Uri, body: Bytes) -> Result<(), Error> {
+    let r = request(
+        shared,
+        Method::POST,
+        endpoint,
+        None,
+        Some(body),
+        HeaderMap::new(),
+        None,
+    )
+    .await?;
+    if !r.status().is_success() {
+        return Err(Error::Protocol(format!(
+            "the legacy endpoint answered HTTP {}",
+            r.status()
+        )));
+    }
+    let _ = collect_limited(r.into_body(), shared.options.max_message_bytes).await;
+    Ok(())
+}

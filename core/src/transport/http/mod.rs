@@ -1,0 +1,31 @@
+//! Streamable HTTP (2025-03-26 onwards, both eras) and the legacy HTTP+SSE transport
+//! (2024-11-05), server and client.
+
+mod body;
+pub mod client;
+pub mod security;
+mod server;
+pub mod sse;
+mod stateless;
+mod streams;
+
+pub use client::{HttpClientOptions, HttpClientTransport};
+pub use server::{HttpServer, HttpServerOptions, SessionFactory};
+
+/// Header names, lower-case as HTTP/2 and the `http` crate want them.
+pub mod headers {
+    use http::HeaderName;
+
+    /// The session of a handshake-era connection.
+    pub const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+    /// The protocol revision of the request.
+    pub const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+    /// 2026-07-28: the JSON-RPC method, mirrored from the body.
+    pub const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+    /// 2026-07-28: the tool, prompt or resource named in the body.
+    pub const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+    /// Resumption point of an SSE stream.
+    pub const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+    /// Asks reverse proxies not to buffer SSE.
+    pub const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
+}

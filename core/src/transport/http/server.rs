@@ -1,0 +1,865 @@
+//! The Streamable HTTP server: one endpoint, both eras, secure by default.
+//!
+//! - **Handshake era** (2025-03-26 … 2025-11-25): `initialize` opens a session with a
+//!   128-bit random id; POSTs carry requests, answered as JSON or an SSE stream; GET opens the
+//!   session's stream for server-initiated messages, or resumes a dropped stream with
+//!   `Last-Event-ID`; DELETE ends the session. Sessions are capped and reaped when idle.
+//! - **Stateless era** (2026-07-28): a request declaring the revision in
+//!   `MCP-Protocol-Version` is served on its own, by a session that lives as long as the
+//!   request; closing its response stream cancels it.
+//! - **Security**: `Host` and `Origin` are checked before anything else (403), the server binds
+//!   127.0.0.1 by default and refuses a non-loopback address without an explicit allowlist or
+//!   an authentication hook, bodies over the cap are refused with 413 before parsing, headers
+//!   must arrive within a timeout, and every socket has TCP_NODELAY (Nagle plus delayed ACK
+//!   otherwise costs 40 ms per call).
+
+use std::{
+    collections::HashMap,
+    convert::Infallible,
+    net::SocketAddr,
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Limited};
+use hyper::{body::Incoming, server::conn::http1, service::service_fn};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::{net::TcpListener, sync::mpsc};
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    body::{self, Body, OnEnd},
+    headers,
+    security::HostPolicy,
+    sse::SseEvent,
+    stateless,
+    streams::{self, Delivery, Streams},
+};
+use crate::{
+    Error,
+    jsonrpc::{Decoded, ErrorObject, Limits, Message, RequestId, codes, decode},
+    protocol::{ProtocolVersion, methods},
+    session::{Phase, Session},
+    sync::Mutex,
+    transport::{Inbound, Link, OUTBOUND_QUEUE},
+};
+
+/// Starts the engine for one session over the given link (the server role's `serve`).
+pub type SessionFactory = Arc<dyn Fn(Link) -> Session + Send + Sync>;
+
+/// Decides whether a request may proceed; `Err` is the status and message to answer with.
+pub type AuthHook = Arc<dyn Fn(&HeaderMap) -> Result<(), (StatusCode, String)> + Send + Sync>;
+
+/// Server settings. Defaults follow DESIGN §6.
+#[derive(Clone)]
+pub struct HttpServerOptions {
+    /// Where to listen (default 127.0.0.1, a free port).
+    pub bind: SocketAddr,
+    /// The MCP endpoint's path.
+    pub path: String,
+    /// Host names accepted in `Host` (default: the loopback names).
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Full origins accepted in `Origin` (default: http(s) origins of the allowed hosts).
+    pub allowed_origins: Option<Vec<String>>,
+    /// Authenticates each request.
+    pub auth: Option<AuthHook>,
+    /// Largest request body (413 beyond it, before parsing).
+    pub max_body_bytes: usize,
+    /// Most sessions at once (503 beyond it).
+    pub max_sessions: usize,
+    /// A session with no request for this long is closed.
+    pub session_idle_timeout: Duration,
+    /// Serve the handshake era without sessions (each request stands alone).
+    pub stateless: bool,
+    /// Answer with JSON only, never SSE (progress and logs of a request are then dropped).
+    pub json_response: bool,
+    /// The `retry:` hint on priming events.
+    pub sse_retry: Duration,
+    /// Events kept per stream for `Last-Event-ID` resumption (0 disables it).
+    pub resumable_events: usize,
+    /// How long a client may take to send its request headers.
+    pub header_read_timeout: Duration,
+}
+
+impl std::fmt::Debug for HttpServerOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpServerOptions")
+            .field("bind", &self.bind)
+            .field("path", &self.path)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("stateless", &self.stateless)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for HttpServerOptions {
+    fn default() -> Self {
+        HttpServerOptions {
+            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+            path: "/mcp".into(),
+            allowed_hosts: None,
+            allowed_origins: None,
+            auth: None,
+            max_body_bytes: Limits::SERVER.max_message_bytes,
+            max_sessions: 10_000,
+            session_idle_timeout: Duration::from_secs(30 * 60),
+            stateless: false,
+            json_response: false,
+            sse_retry: Duration::from_secs(1),
+            resumable_events: 256,
+            header_read_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl HttpServerOptions {
+    /// Listens on `port` of 127.0.0.1.
+    pub fn port(port: u16) -> Self {
+        HttpServerOptions {
+            bind: SocketAddr::from(([127, 0, 0, 1], port)),
+            ..Default::default()
+        }
+    }
+}
+
+/// A running server.
+#[derive(Debug)]
+pub struct HttpServer {
+    addr: SocketAddr,
+    path: String,
+    stop: CancellationToken,
+    state: Arc<State>,
+}
+
+struct HttpSession {
+    engine: Session,
+    inbound: mpsc::Sender<Inbound>,
+    streams: Arc<Streams>,
+    last_active: Mutex<Instant>,
+}
+
+struct State {
+    options: HttpServerOptions,
+    policy: HostPolicy,
+    factory: SessionFactory,
+    sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("State").finish_non_exhaustive()
+    }
+}
+
+impl HttpServer {
+    /// Binds and starts serving. Refuses a non-loopback address unless the options name the
+    /// hosts to accept or an authentication hook.
+    pub async fn bind(
+        options: HttpServerOptions,
+        factory: SessionFactory,
+    ) -> Result<HttpServer, Error> {
+        let loopback = options.bind.ip().is_loopback();
+        if !loopback && options.allowed_hosts.is_none() && options.auth.is_none() {
+            return Err(Error::InvalidArgument(format!(
+                "refusing to listen on {} without `allowed_hosts` or an `auth` hook: a server reachable from the \
+                 network must say which Host names it answers to (DNS rebinding) or authenticate its clients",
+                options.bind
+            )));
+        }
+        let policy = match &options.allowed_hosts {
+            Some(hosts) => HostPolicy::new(hosts.clone(), options.allowed_origins.clone()),
+            None => HostPolicy::new(
+                super::security::LOOPBACK_HOSTS
+                    .iter()
+                    .map(|s| (*s).to_owned()),
+                options.allowed_origins.clone(),
+            ),
+        };
+        let listener = TcpListener::bind(options.bind).await?;
+        let addr = listener.local_addr()?;
+        let path = options.path.clone();
+        let state = Arc::new(State {
+            options,
+            policy,
+            factory,
+            sessions: Mutex::new(HashMap::new()),
+        });
+        let stop = CancellationToken::new();
+        tokio::spawn(accept_loop(listener, state.clone(), stop.clone()));
+        tokio::spawn(reap_idle(state.clone(), stop.clone()));
+        Ok(HttpServer {
+            addr,
+            path,
+            stop,
+            state,
+        })
+    }
+
+    /// The address listened on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The endpoint's URL.
+    pub fn url(&self) -> String {
+        format!("http://{}{}", self.addr, self.path)
+    }
+
+    /// How many sessions are open.
+    pub fn session_count(&self) -> usize {
+        self.state.sessions.lock().len()
+    }
+
+    /// Stops accepting and closes every session.
+    pub async fn shutdown(&self) {
+        self.stop.cancel();
+        let sessions: Vec<_> = self.state.sessions.lock().drain().map(|(_, s)| s).collect();
+        for s in sessions {
+            s.engine.close().await;
+        }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+async fn accept_loop(listener: TcpListener, state: Arc<State>, stop: CancellationToken) {
+    loop {
+        let (stream, _peer) = tokio::select! {
+            _ = stop.cancelled() => return,
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    tracing::warn!(target: "oxmcp::http", "accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let state = state.clone();
+        let stop = stop.clone();
+        let header_timeout = state.options.header_read_timeout;
+        tokio::spawn(async move {
+            let service = service_fn(move |req| {
+                let state = state.clone();
+                async move { Ok::<_, Infallible>(handle(&state, req).await) }
+            });
+            let conn = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(Some(header_timeout))
+                .keep_alive(true)
+                .serve_connection(TokioIo::new(stream), service);
+            tokio::select! {
+                _ = conn => {}
+                _ = stop.cancelled() => {}
+            }
+        });
+    }
+}
+
+/// Closes sessions that have been idle too long.
+async fn reap_idle(state: Arc<State>, stop: CancellationToken) {
+    let every = (state.options.session_idle_timeout / 4)
+        .clamp(Duration::from_millis(50), Duration::from_secs(60));
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tokio::time::sleep(every) => {}
+        }
+        let idle = state.options.session_idle_timeout;
+        let expired: Vec<Arc<HttpSession>> = {
+            let mut sessions = state.sessions.lock();
+            let dead: Vec<String> = sessions
+                .iter()
+                .filter(|(_, s)| {
+                    s.engine.is_closed()
+                        || (s.last_active.lock().elapsed() > idle && !s.streams.any_live())
+                })
+                .map(|(id, _)| id.clone())
+                .collect();
+            dead.iter().filter_map(|id| sessions.remove(id)).collect()
+        };
+        for s in expired {
+            s.engine.request_close();
+        }
+    }
+}
+
+async fn handle(state: &State, req: Request<Incoming>) -> Response<Body> {
+    // Decided before the body is read: DNS rebinding, routing, authentication.
+    if let Err(refusal) = state.policy.check(req.headers()) {
+        return body::rpc_error(
+            refusal.status,
+            None,
+            ErrorObject::new(codes::INVALID_REQUEST, refusal.reason),
+        );
+    }
+    if req.uri().path() != state.options.path {
+        return body::empty(StatusCode::NOT_FOUND);
+    }
+    if let Some(auth) = &state.options.auth
+        && let Err((status, message)) = auth(req.headers())
+    {
+        return body::rpc_error(
+            status,
+            None,
+            ErrorObject::new(codes::INVALID_REQUEST, message),
+        );
+    }
+    match *req.method() {
+        Method::POST => post(state, req).await,
+        Method::GET => get(state, req),
+        Method::DELETE => delete(state, req).await,
+        _ => {
+            let mut r = body::empty(StatusCode::METHOD_NOT_ALLOWED);
+            r.headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+            r
+        }
+    }
+}
+
+fn accepts(headers: &HeaderMap, kind: &str) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|v| v.split(';').next().unwrap_or("").trim())
+        .any(|v| v == kind || v == "*/*")
+}
+
+fn header_str<'a>(headers: &'a HeaderMap, name: &http::HeaderName) -> Option<&'a str> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+}
+
+fn refuse(status: StatusCode, code: i64, message: impl Into<String>) -> Response<Body> {
+    body::rpc_error(status, None, ErrorObject::new(code, message))
+}
+
+async fn post(state: &State, req: Request<Incoming>) -> Response<Body> {
+    let headers = req.headers().clone();
+    if !(accepts(&headers, "application/json") && accepts(&headers, "text/event-stream")) {
+        return refuse(
+            StatusCode::NOT_ACCEPTABLE,
+            codes::INVALID_REQUEST,
+            "Not Acceptable: the client must accept both application/json and text/event-stream",
+        );
+    }
+    let json_body = header_str(&headers, &header::CONTENT_TYPE).is_some_and(|ct| {
+        ct.split(';')
+            .next()
+            .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+    });
+    if !json_body {
+        return refuse(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            codes::INVALID_REQUEST,
+            "Unsupported Media Type: the body must be application/json",
+        );
+    }
+    let cap = state.options.max_body_bytes;
+    let declared =
+        header_str(&headers, &header::CONTENT_LENGTH).and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > cap as u64) {
+        return too_large(cap);
+    }
+    let bytes = match Limited::new(req.into_body(), cap).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e)
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some() =>
+        {
+            return too_large(cap);
+        }
+        Err(_) => return body::empty(StatusCode::BAD_REQUEST),
+    };
+    let decoded = match decode(
+        &bytes,
+        &Limits {
+            max_message_bytes: cap,
+            max_depth: Limits::SERVER.max_depth,
+        },
+    ) {
+        Ok(d) => d,
+        Err(e) => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                codes::PARSE_ERROR,
+                format!("Parse error: {e}"),
+            );
+        }
+    };
+    let version_header = header_str(&headers, &headers::MCP_PROTOCOL_VERSION).map(str::to_owned);
+    let handshake_header = version_header
+        .as_deref()
+        .and_then(ProtocolVersion::parse)
+        .filter(|v| v.uses_handshake());
+    match version_header {
+        // A version that is not a handshake-era one selects the stateless era (an unknown
+        // version is answered by the engine with the versions it speaks).
+        Some(v) if handshake_header.is_none() => {
+            stateless_post(state, &headers, &v, decoded, bytes).await
+        }
+        _ => session_post(state, &headers, handshake_header, decoded, bytes).await,
+    }
+}
+
+fn too_large(cap: usize) -> Response<Body> {
+    refuse(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        codes::INVALID_REQUEST,
+        format!("Payload Too Large: the cap is {cap} bytes"),
+    )
+}
+
+/// The requests in a decoded body, whether it is a batch, and whether it is `initialize`.
+struct Shape {
+    ids: Vec<RequestId>,
+    batch: bool,
+    initialize: bool,
+}
+
+/// Why a body cannot be served: the status and JSON-RPC error to answer with.
+type Rejection = Box<(StatusCode, Option<RequestId>, ErrorObject)>;
+
+fn reject((status, id, error): (StatusCode, Option<RequestId>, ErrorObject)) -> Response<Body> {
+    body::rpc_error(status, id.as_ref(), error)
+}
+
+fn shape(decoded: &Decoded) -> Result<Shape, Rejection> {
+    match decoded {
+        Decoded::Single(Ok(Message::Request(r))) => Ok(Shape {
+            ids: vec![r.id.clone()],
+            batch: false,
+            initialize: r.method == methods::INITIALIZE,
+        }),
+        Decoded::Single(Ok(_)) => Ok(Shape {
+            ids: vec![],
+            batch: false,
+            initialize: false,
+        }),
+        Decoded::Single(Err(invalid)) => {
+            let error = ErrorObject::invalid_request(invalid.reason.clone());
+            Err(Box::new((
+                StatusCode::BAD_REQUEST,
+                invalid.id.clone(),
+                error,
+            )))
+        }
+        Decoded::Batch(items) => {
+            let ids: Vec<RequestId> = items
+                .iter()
+                .filter_map(|i| match i {
+                    Ok(Message::Request(r)) => Some(r.id.clone()),
+                    _ => None,
+                })
+                .collect();
+            let initialize = items
+                .iter()
+                .any(|i| matches!(i, Ok(Message::Request(r)) if r.method == methods::INITIALIZE));
+            if initialize {
+                return Err(Box::new((
+                    StatusCode::BAD_REQUEST,
+                    None,
+                    ErrorObject::invalid_request("initialize must not be part of a batch"),
+                )));
+            }
+            Ok(Shape {
+                ids,
+                batch: true,
+                initialize: false,
+            })
+        }
+    }
+}
+
+/// Starts an engine whose outbound messages go to `streams`.
+fn start_engine(state: &State, streams: &Arc<Streams>) -> (Session, mpsc::Sender<Inbound>) {
+    let (in_tx, in_rx) = mpsc::channel(OUTBOUND_QUEUE);
+    let (out_tx, out_rx) = mpsc::channel(OUTBOUND_QUEUE);
+    let engine = (state.factory)(Link {
+        inbound: in_rx,
+        outbound: out_tx,
+    });
+    tokio::spawn(streams::route(streams.clone(), out_rx, in_tx.clone()));
+    (engine, in_tx)
+}
+
+fn new_session_id() -> String {
+    crate::random::id128()
+}
+
+async fn session_post(
+    state: &State,
+    headers: &HeaderMap,
+    version: Option<ProtocolVersion>,
+    decoded: Decoded,
+    bytes: Bytes,
+) -> Response<Body> {
+    let shape = match shape(&decoded) {
+        Ok(s) => s,
+        Err(rejection) => return reject(*rejection),
+    };
+    if state.options.stateless {
+        // Each request stands alone; the handshake-era engine is told it is initialized.
+        let streams = Streams::new(0);
+        let (engine, inbound) = start_engine(state, &streams);
+        if !shape.initialize {
+            let v = version.unwrap_or(ProtocolVersion::V2025_03_26);
+            engine.update_state(|s| {
+                s.phase = Phase::Ready;
+                s.protocol_version = Some(v);
+            });
+        }
+        let close = engine.clone();
+        let on_end: OnEnd = Box::new(move || close.request_close());
+        return deliver(
+            &streams,
+            inbound,
+            shape,
+            bytes,
+            None,
+            Some(on_end),
+            false,
+            state.options.json_response,
+        )
+        .await;
+    }
+    let session_id = header_str(headers, &headers::MCP_SESSION_ID).map(str::to_owned);
+    let (id, session) = match session_id {
+        None if shape.initialize => {
+            if state.sessions.lock().len() >= state.options.max_sessions {
+                let mut r = refuse(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    codes::INTERNAL_ERROR,
+                    "too many sessions",
+                );
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+                return r;
+            }
+            let streams = Streams::new(state.options.resumable_events);
+            let (engine, inbound) = start_engine(state, &streams);
+            let session = Arc::new(HttpSession {
+                engine,
+                inbound,
+                streams,
+                last_active: Mutex::new(Instant::now()),
+            });
+            let id = new_session_id();
+            state.sessions.lock().insert(id.clone(), session.clone());
+            (id, session)
+        }
+        None => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                codes::INVALID_REQUEST,
+                "Bad Request: Mcp-Session-Id header is required",
+            );
+        }
+        Some(id) => match state.sessions.lock().get(&id).cloned() {
+            Some(session) if !session.engine.is_closed() => (id, session),
+            _ => {
+                return refuse(
+                    StatusCode::NOT_FOUND,
+                    codes::INVALID_REQUEST,
+                    "Session not found",
+                );
+            }
+        },
+    };
+    *session.last_active.lock() = Instant::now();
+    if let Some(raw) = header_str(headers, &headers::MCP_PROTOCOL_VERSION)
+        && ProtocolVersion::parse(raw).is_none()
+    {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            codes::INVALID_REQUEST,
+            format!("Unsupported protocol version: {raw}"),
+        );
+    }
+    if session.streams.any_in_flight(&shape.ids) {
+        let error = ErrorObject::invalid_request(
+            "Invalid request: that id is already in use by a request in flight",
+        );
+        return body::rpc_error(StatusCode::BAD_REQUEST, shape.ids.first(), error);
+    }
+    let resumable = session
+        .engine
+        .protocol_version()
+        .is_some_and(|v| v >= ProtocolVersion::V2025_11_25);
+    let priming = resumable.then(|| SseEvent {
+        retry: Some(state.options.sse_retry.as_millis() as u64),
+        ..Default::default()
+    });
+    let initialize = shape.initialize;
+    let mut response = deliver(
+        &session.streams,
+        session.inbound.clone(),
+        shape,
+        bytes,
+        priming,
+        None,
+        false,
+        state.options.json_response,
+    )
+    .await;
+    if initialize && let Ok(v) = HeaderValue::from_str(&id) {
+        response.headers_mut().insert(headers::MCP_SESSION_ID, v);
+    }
+    response
+}
+
+/// Hands the body to the engine and answers with what comes back on its stream: 202 for
+/// notifications and responses; for requests, JSON when the answer comes first (or JSON is
+/// forced), SSE when anything comes before it.
+#[allow(clippy::too_many_arguments)]
+async fn deliver(
+    streams: &Arc<Streams>,
+    inbound: mpsc::Sender<Inbound>,
+    shape: Shape,
+    bytes: Bytes,
+    priming: Option<SseEvent>,
+    on_end: Option<OnEnd>,
+    stateless: bool,
+    json_only: bool,
+) -> Response<Body> {
+    if shape.ids.is_empty() {
+        if inbound.send(Inbound::Frame(bytes)).await.is_err() {
+            return refuse(
+                StatusCode::NOT_FOUND,
+                codes::INVALID_REQUEST,
+                "Session not found",
+            );
+        }
+        if let Some(f) = on_end {
+            f();
+        }
+        return body::empty(StatusCode::ACCEPTED);
+    }
+    let opened = streams.open(&shape.ids, shape.batch);
+    let stream = opened.stream;
+    let mut rx = opened.rx;
+    if inbound.send(Inbound::Frame(bytes)).await.is_err() {
+        return refuse(
+            StatusCode::NOT_FOUND,
+            codes::INVALID_REQUEST,
+            "Session not found",
+        );
+    }
+    // The guard closes a one-request session if the client goes away while we wait.
+    struct Guard(Option<OnEnd>);
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            if let Some(f) = self.0.take() {
+                f();
+            }
+        }
+    }
+    let mut guard = Guard(on_end);
+    if json_only {
+        let mut last = None;
+        while let Some(d) = rx.recv().await {
+            if d.is_final {
+                last = Some(d);
+                break;
+            }
+        }
+        return match last {
+            Some(d) => {
+                let status = if stateless {
+                    stateless::status_of(&d.json)
+                } else {
+                    StatusCode::OK
+                };
+                body::json(status, d.json)
+            }
+            None => refuse(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                codes::INTERNAL_ERROR,
+                "the session closed before answering",
+            ),
+        };
+    }
+    let first = rx.recv().await;
+    match first {
+        Some(d) if d.is_final => {
+            let status = if stateless {
+                stateless::status_of(&d.json)
+            } else {
+                StatusCode::OK
+            };
+            body::json(status, d.json)
+        }
+        Some(d) => {
+            let mut prelude = Vec::new();
+            if let Some(mut p) = priming {
+                p.id = Some(format!("{stream}-0"));
+                prelude.push(p);
+            }
+            prelude.push(SseEvent::message(Some(d.event_id), &d.json));
+            body::sse(StatusCode::OK, prelude, rx, guard.0.take(), false)
+        }
+        None if !streams.is_finished(stream) => {
+            // The server ended the stream before answering (SEP-1699 polling): a priming event
+            // tells the client where to resume.
+            let prelude = match priming {
+                Some(mut p) => {
+                    p.id = Some(format!("{stream}-0"));
+                    vec![p]
+                }
+                None => Vec::new(),
+            };
+            body::sse(StatusCode::OK, prelude, empty_rx(), guard.0.take(), true)
+        }
+        None => refuse(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            codes::INTERNAL_ERROR,
+            "the session closed before answering",
+        ),
+    }
+}
+
+fn empty_rx() -> mpsc::UnboundedReceiver<Delivery> {
+    mpsc::unbounded_channel().1
+}
+
+async fn stateless_post(
+    state: &State,
+    headers: &HeaderMap,
+    version: &str,
+    decoded: Decoded,
+    bytes: Bytes,
+) -> Response<Body> {
+    let message: serde_json::Value = match &decoded {
+        Decoded::Batch(_) => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                codes::INVALID_REQUEST,
+                "JSON-RPC batches do not exist in 2026-07-28",
+            );
+        }
+        Decoded::Single(_) => serde_json::from_slice(&bytes).unwrap_or_default(),
+    };
+    let shape = match shape(&decoded) {
+        Ok(s) => s,
+        Err(rejection) => return reject(*rejection),
+    };
+    if let Err((status, error)) = stateless::check(headers, version, &message) {
+        return body::rpc_error(status, shape.ids.first(), error);
+    }
+    if shape.ids.is_empty() {
+        // Notifications have no request to belong to in a stateless exchange.
+        return body::empty(StatusCode::ACCEPTED);
+    }
+    let streams = Streams::new(0);
+    let (engine, inbound) = start_engine(state, &streams);
+    let close = engine.clone();
+    let on_end: OnEnd = Box::new(move || close.request_close());
+    deliver(
+        &streams,
+        inbound,
+        shape,
+        bytes,
+        None,
+        Some(on_end),
+        true,
+        state.options.json_response,
+    )
+    .await
+}
+
+fn get(state: &State, req: Request<Incoming>) -> Response<Body> {
+    let headers = req.headers();
+    if !accepts(headers, "text/event-stream") {
+        return refuse(
+            StatusCode::NOT_ACCEPTABLE,
+            codes::INVALID_REQUEST,
+            "Not Acceptable: GET needs text/event-stream",
+        );
+    }
+    let version =
+        header_str(headers, &headers::MCP_PROTOCOL_VERSION).and_then(ProtocolVersion::parse);
+    if state.options.stateless || version.is_some_and(ProtocolVersion::is_stateless) {
+        let mut r = body::empty(StatusCode::METHOD_NOT_ALLOWED);
+        r.headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("POST"));
+        return r;
+    }
+    let Some(id) = header_str(headers, &headers::MCP_SESSION_ID) else {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            codes::INVALID_REQUEST,
+            "Bad Request: Mcp-Session-Id header is required",
+        );
+    };
+    let Some(session) = state.sessions.lock().get(id).cloned() else {
+        return refuse(
+            StatusCode::NOT_FOUND,
+            codes::INVALID_REQUEST,
+            "Session not found",
+        );
+    };
+    *session.last_active.lock() = Instant::now();
+    let retry = Some(state.options.sse_retry.as_millis() as u64);
+    if let Some(last) = header_str(headers, &headers::LAST_EVENT_ID) {
+        return match session.streams.resume(last) {
+            Some(opened) => body::sse(StatusCode::OK, vec![], opened.rx, None, false),
+            None => refuse(
+                StatusCode::NOT_FOUND,
+                codes::INVALID_REQUEST,
+                format!("No stream to resume at `{last}`"),
+            ),
+        };
+    }
+    match session.streams.open_standalone() {
+        Some(opened) => {
+            let priming = SseEvent {
+                id: Some(format!("{}-0", opened.stream)),
+                retry,
+                ..Default::default()
+            };
+            body::sse(StatusCode::OK, vec![priming], opened.rx, None, false)
+        }
+        None => refuse(
+            StatusCode::CONFLICT,
+            codes::INVALID_REQUEST,
+            "Conflict: this session already has a GET stream",
+        ),
+    }
+}
+
+async fn delete(state: &State, req: Request<Incoming>) -> Response<Body> {
+    if state.options.stateless {
+        return body::empty(StatusCode::METHOD_NOT_ALLOWED);
+    }
+    let Some(id) = header_str(req.headers(), &headers::MCP_SESSION_ID).map(str::to_owned) else {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            codes::INVALID_REQUEST,
+            "Bad Request: Mcp-Session-Id header is required",
+        );
+    };
+    let removed = state.sessions.lock().remove(&id);
+    match removed {
+        Some(session) => {
+            session.engine.close().await;
+            body::empty(StatusCode::OK)
+        }
+        None => refuse(
+            StatusCode::NOT_FOUND,
+            codes::INVALID_REQUEST,
+            "Session not found",
+        ),
+    }
+}

@@ -1,0 +1,293 @@
+//! The response streams of one Streamable HTTP session, and the task that routes the engine's
+//! outbound messages to them.
+//!
+//! Every POST that carries requests gets a stream; the engine tags each outbound message with
+//! the request it belongs to ([`Route`]), so the router puts a response and the progress and
+//! log messages about its request on that request's stream, and ends the stream once every
+//! request on it is answered. Messages about nothing in particular go to the session's GET
+//! stream. Each event gets an id (`<stream>-<seq>`, unique within the session) and is kept for
+//! a while, so a client whose connection dropped can resume with `Last-Event-ID` and lose
+//! nothing; the server can also end a stream on purpose (SEP-1699 polling) and the answer
+//! then arrives on the resumed stream.
+
+use std::{
+    collections::{HashMap, VecDeque},
+    sync::Arc,
+};
+
+use bytes::Bytes;
+use tokio::sync::mpsc;
+
+use crate::{
+    jsonrpc::RequestId,
+    sync::Mutex,
+    transport::{Inbound, OutFrame, Outbound, Route},
+};
+
+/// What a stream carries to its HTTP response.
+#[derive(Clone, Debug)]
+pub(crate) struct Delivery {
+    /// `<stream>-<seq>`.
+    pub(crate) event_id: String,
+    /// One JSON-RPC message (or a batch response).
+    pub(crate) json: Bytes,
+    /// Whether this answers the last request on the stream.
+    pub(crate) is_final: bool,
+}
+
+struct Stream {
+    /// The live HTTP response, if one is attached.
+    live: Option<mpsc::UnboundedSender<Delivery>>,
+    /// Requests on this stream still to be answered.
+    pending: usize,
+    next_seq: u64,
+    /// Recent events, for resumption.
+    kept: VecDeque<(u64, Delivery)>,
+    finished: bool,
+}
+
+struct Table {
+    next_stream: u64,
+    by_request: HashMap<RequestId, u64>,
+    streams: HashMap<u64, Stream>,
+    standalone: Option<u64>,
+}
+
+/// The streams of one session.
+pub(crate) struct Streams {
+    table: Mutex<Table>,
+    /// Events kept per stream for resumption (0: no resumability).
+    keep: usize,
+}
+
+/// A stream just opened: its id and the receiver its HTTP response reads.
+pub(crate) struct Opened {
+    pub(crate) stream: u64,
+    pub(crate) rx: mpsc::UnboundedReceiver<Delivery>,
+}
+
+impl Streams {
+    pub(crate) fn new(keep: usize) -> Arc<Self> {
+        Arc::new(Streams {
+            table: Mutex::new(Table {
+                next_stream: 1,
+                by_request: HashMap::new(),
+                streams: HashMap::new(),
+                standalone: None,
+            }),
+            keep,
+        })
+    }
+
+    /// Whether any request on `ids` is already waiting for an answer (a client reusing an id
+    /// in flight; its answer would be misrouted).
+    pub(crate) fn any_in_flight(&self, ids: &[RequestId]) -> bool {
+        let table = self.table.lock();
+        ids.iter().any(|id| table.by_request.contains_key(id))
+    }
+
+    /// Opens a stream for the requests `ids`, answered as one unit (`batch`) or one by one.
+    pub(crate) fn open(&self, ids: &[RequestId], batch: bool) -> Opened {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut table = self.table.lock();
+        compact(&mut table);
+        let stream = table.next_stream;
+        table.next_stream += 1;
+        for id in ids {
+            table.by_request.insert(id.clone(), stream);
+        }
+        let pending = if batch { 1 } else { ids.len() };
+        table.streams.insert(
+            stream,
+            Stream {
+                live: Some(tx),
+                pending,
+                next_seq: 1,
+                kept: VecDeque::new(),
+                finished: false,
+            },
+        );
+        Opened { stream, rx }
+    }
+
+    /// Opens the session's GET stream; `None` if one is already attached.
+    pub(crate) fn open_standalone(&self) -> Option<Opened> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut table = self.table.lock();
+        if let Some(id) = table.standalone
+            && let Some(s) = table.streams.get_mut(&id)
+        {
+            if s.live.as_ref().is_some_and(|l| !l.is_closed()) {
+                return None;
+            }
+            s.live = Some(tx);
+            return Some(Opened { stream: id, rx });
+        }
+        let stream = table.next_stream;
+        table.next_stream += 1;
+        table.standalone = Some(stream);
+        table.streams.insert(
+            stream,
+            Stream {
+                live: Some(tx),
+                pending: 0,
+                next_seq: 1,
+                kept: VecDeque::new(),
+                finished: false,
+            },
+        );
+        Some(Opened { stream, rx })
+    }
+
+    /// Reattaches a dropped stream after `last_event_id`, replaying what the client missed.
+    /// `None` if the id names no stream of this session.
+    pub(crate) fn resume(&self, last_event_id: &str) -> Option<Opened> {
+        let (stream, seq) = parse_event_id(last_event_id)?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut table = self.table.lock();
+        let s = table.streams.get_mut(&stream)?;
+        for (n, delivery) in &s.kept {
+            if *n > seq {
+                let _ = tx.send(delivery.clone());
+            }
+        }
+        if !s.finished {
+            s.live = Some(tx);
+        }
+        Some(Opened { stream, rx })
+    }
+
+    /// Whether the stream has sent its last answer.
+    pub(crate) fn is_finished(&self, stream: u64) -> bool {
+        self.table
+            .lock()
+            .streams
+            .get(&stream)
+            .is_none_or(|s| s.finished)
+    }
+
+    /// Routes one outbound message.
+    pub(crate) fn route(&self, frame: OutFrame) {
+        let json = Bytes::from(frame.bytes);
+        let mut table = self.table.lock();
+        let (stream, answers) = match &frame.route {
+            Route::Response(id) => (table.by_request.remove(id), true),
+            Route::BatchResponse(ids) => {
+                let mut found = None;
+                for id in ids {
+                    found = found.or(table.by_request.remove(id));
+                }
+                (found, true)
+            }
+            Route::Related(id) => (
+                table.by_request.get(id).copied().or(table.standalone),
+                false,
+            ),
+            Route::Unrelated => (table.standalone, false),
+        };
+        let Some(stream) = stream else {
+            tracing::debug!(target: "oxmcp::http", "no stream for an outbound message ({:?}); dropped", frame.route);
+            return;
+        };
+        let keep = self.keep;
+        let Some(s) = table.streams.get_mut(&stream) else {
+            return;
+        };
+        if answers {
+            s.pending = s.pending.saturating_sub(1);
+        }
+        let is_final = answers && s.pending == 0;
+        let seq = s.next_seq;
+        s.next_seq += 1;
+        let delivery = Delivery {
+            event_id: format!("{stream}-{seq}"),
+            json,
+            is_final,
+        };
+        if keep > 0 {
+            if s.kept.len() >= keep {
+                s.kept.pop_front();
+            }
+            s.kept.push_back((seq, delivery.clone()));
+        }
+        if let Some(live) = &s.live
+            && live.send(delivery).is_err()
+        {
+            // The client went away; keep the events for its resumption.
+            s.live = None;
+        }
+        if is_final {
+            s.finished = true;
+            s.live = None;
+            if keep == 0 {
+                table.streams.remove(&stream);
+            }
+        }
+    }
+
+    /// Ends the live response of the stream carrying `id`, keeping the stream resumable.
+    pub(crate) fn cut(&self, id: &RequestId) {
+        let mut table = self.table.lock();
+        if let Some(stream) = table.by_request.get(id).copied()
+            && let Some(s) = table.streams.get_mut(&stream)
+        {
+            s.live = None;
+        }
+    }
+
+    /// Ends every live response (the session is closing).
+    pub(crate) fn end_all(&self) {
+        let mut table = self.table.lock();
+        for s in table.streams.values_mut() {
+            s.live = None;
+        }
+        table.by_request.clear();
+    }
+
+    /// Whether any HTTP response is attached (an idle session has none).
+    pub(crate) fn any_live(&self) -> bool {
+        self.table
+            .lock()
+            .streams
+            .values()
+            .any(|s| s.live.as_ref().is_some_and(|l| !l.is_closed()))
+    }
+}
+
+/// Finished streams kept for resumption, beyond which the oldest are forgotten.
+const FINISHED_KEPT: u64 = 64;
+
+/// Forgets old finished streams: a client resumes within moments or not at all.
+fn compact(table: &mut Table) {
+    if table.streams.len() as u64 <= FINISHED_KEPT * 2 {
+        return;
+    }
+    let horizon = table.next_stream.saturating_sub(FINISHED_KEPT);
+    let standalone = table.standalone;
+    table
+        .streams
+        .retain(|id, s| !s.finished || *id >= horizon || Some(*id) == standalone);
+}
+
+/// `"<stream>-<seq>"` → `(stream, seq)`.
+pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
+    let (stream, seq) = id.trim().split_once('-')?;
+    Some((stream.parse().ok()?, seq.parse().ok()?))
+}
+
+/// Moves the engine's outbound messages onto streams until the engine closes.
+pub(crate) async fn route(
+    streams: Arc<Streams>,
+    mut outbound: mpsc::Receiver<Outbound>,
+    inbound: mpsc::Sender<Inbound>,
+) {
+    while let Some(item) = outbound.recv().await {
+        match item {
+            Outbound::Frame(frame) => streams.route(frame),
+            Outbound::CloseStream(id) => streams.cut(&id),
+            Outbound::Close => break,
+        }
+    }
+    streams.end_all();
+    let _ = inbound.send(Inbound::Closed(None)).await;
+}
