@@ -639,9 +639,17 @@ async fn discover(
             .await;
         match reply {
             Ok(value) => {
-                let result: DiscoverResult = serde_json::from_value(value).map_err(|e| {
-                    Error::Protocol(format!("invalid `server/discover` result: {e}"))
-                })?;
+                let result: DiscoverResult = match serde_json::from_value(value) {
+                    Ok(result) => result,
+                    // Some legacy servers answer any method with an empty result: not a
+                    // stateless server, so fall back to the handshake.
+                    Err(_) if options.protocol == ProtocolMode::Auto => return Ok(None),
+                    Err(e) => {
+                        return Err(Error::Protocol(format!(
+                            "invalid `server/discover` result: {e}"
+                        )));
+                    }
+                };
                 let listed =
                     |v: &ProtocolVersion| result.supported_versions.iter().any(|s| s == v.as_str());
                 if !listed(&version) {

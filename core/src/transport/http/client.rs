@@ -167,9 +167,17 @@ async fn drive(shared: Arc<Shared>, mut outbound: mpsc::Receiver<Outbound>) {
         match item {
             Outbound::Frame(frame) => {
                 let message: Value = serde_json::from_slice(&frame.bytes).unwrap_or(Value::Null);
+                let is_request = !ids_of(&message).is_empty();
                 let sent = send(&shared, Bytes::from(frame.bytes), message).await;
                 if let Some(waiting) = sent {
-                    tokio::spawn(waiting);
+                    if is_request {
+                        tokio::spawn(waiting);
+                    } else {
+                        // A notification or a response is acknowledged (202) before the next
+                        // message goes out, so `notifications/initialized` cannot be overtaken
+                        // by the requests that follow it on another connection.
+                        waiting.await;
+                    }
                 }
             }
             Outbound::CloseStream(_) => {}
@@ -286,7 +294,12 @@ async fn send(shared: &Arc<Shared>, body: Bytes, message: Value) -> Option<BoxFu
             {
                 shared.conn.lock().session_id = Some(id);
             }
-            return read_answer(&shared, response, &ids, &method).await;
+            let initialized = method == methods::INITIALIZE && status.is_success();
+            read_answer(&shared, response, &ids, &method).await;
+            if initialized {
+                start_get_stream(&shared);
+            }
+            return;
         }
     }))
 }
@@ -504,9 +517,6 @@ async fn read_answer(
             remember_version(shared, parsed.as_ref());
         }
         let _ = shared.inbound.send(Inbound::Frame(bytes)).await;
-        if method == methods::INITIALIZE && status.is_success() {
-            start_get_stream(shared);
-        }
         return;
     }
     // Anything else (an HTTP error page, an error without our id): the request failed, with
