@@ -77,11 +77,16 @@ pub(super) async fn drive(
         };
         match item {
             Some(Inbound::Frame(bytes)) if !closing => {
-                if let Some(lifecycle) = session.on_frame(bytes, &dispatch) {
+                if let Some(lifecycle) = session.on_frame(bytes, None, &dispatch) {
                     let _ = lifecycle.await;
                 }
             }
-            Some(Inbound::Frame(_)) => {}
+            Some(Inbound::FrameWithHeaders(bytes, headers)) if !closing => {
+                if let Some(lifecycle) = session.on_frame(bytes, Some(headers), &dispatch) {
+                    let _ = lifecycle.await;
+                }
+            }
+            Some(Inbound::Frame(_) | Inbound::FrameWithHeaders(..)) => {}
             Some(Inbound::Oversized { len }) => session.log_dropped(&format!(
                 "dropped an inbound message of {len} bytes (cap {})",
                 session.inner.config.limits.max_message_bytes
@@ -175,12 +180,17 @@ impl Session {
 
     /// Handles one frame; returns the handler task of a lifecycle request, which the driver
     /// awaits before reading on.
-    fn on_frame(&self, bytes: Bytes, dispatch: &Arc<dyn Dispatch>) -> Option<JoinHandle<()>> {
+    fn on_frame(
+        &self,
+        bytes: Bytes,
+        headers: Option<Arc<http::HeaderMap>>,
+        dispatch: &Arc<dyn Dispatch>,
+    ) -> Option<JoinHandle<()>> {
         match decode(&bytes, &self.inner.config.limits) {
             Err(e) => self.log_dropped(&format!("dropped an unparseable message: {e}")),
             Ok(Decoded::Single(Ok(Message::Request(request)))) => {
                 let sequential = dispatch.is_sequential(&request.method);
-                let task = self.on_request(request, dispatch, &ReplyTo::Direct);
+                let task = self.on_request(request, dispatch, &ReplyTo::Direct, headers);
                 return task.filter(|_| sequential);
             }
             Ok(Decoded::Single(Ok(message))) => {
@@ -273,7 +283,7 @@ impl Session {
     fn on_message(&self, message: Message, dispatch: &Arc<dyn Dispatch>, reply_to: &ReplyTo) {
         match message {
             Message::Request(request) => {
-                self.on_request(request, dispatch, reply_to);
+                self.on_request(request, dispatch, reply_to, None);
             }
             Message::Notification(n) => self.on_notification(n, dispatch),
             Message::Response(Response { id, result }) => self.resolve(&id, Ok(result)),
@@ -305,6 +315,7 @@ impl Session {
         request: Request,
         dispatch: &Arc<dyn Dispatch>,
         reply_to: &ReplyTo,
+        headers: Option<Arc<http::HeaderMap>>,
     ) -> Option<JoinHandle<()>> {
         let Request { id, method, params } = request;
         let meta = extract_meta(params.as_deref());
@@ -314,19 +325,22 @@ impl Session {
             .and_then(|v| v.as_str())
             .and_then(ProtocolVersion::parse)
             .is_some_and(ProtocolVersion::is_stateless);
-        if method == methods::PING && !stateless {
-            self.reply_result(id, Ok(empty_result()), reply_to);
-            return None;
-        }
         let cancel = CancellationToken::new();
         {
             let mut inflight = self.inner.inflight.lock();
+            // Checked before any shortcut: even a `ping` may not reuse an id in flight, or its
+            // answer would be taken for the other request's.
             if inflight.contains_key(&id) {
                 drop(inflight);
                 let error = ErrorObject::invalid_request(format!(
                     "Invalid request `{method}`: id {id} is already in use by a request in flight"
                 ));
                 self.reply_error(Some(id), error, reply_to);
+                return None;
+            }
+            if method == methods::PING && !stateless {
+                drop(inflight);
+                self.reply_result(id, Ok(empty_result()), reply_to);
                 return None;
             }
             inflight.insert(
@@ -343,6 +357,7 @@ impl Session {
             meta,
             cancel.clone(),
             self.clone(),
+            headers,
         );
         let handler = dispatch.request(IncomingRequest { method, params }, ctx);
         let session = self.clone();
