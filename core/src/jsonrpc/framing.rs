@@ -159,6 +159,25 @@ fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
     haystack.iter().position(|&b| b == needle)
 }
 
+/// Appends `frame` to `out` as one newline-terminated line.
+///
+/// Our own encoder never writes a line break, but params and results are copied through as the
+/// peer sent them, and a pretty-printed HTTP body may contain some. In valid JSON a raw CR or LF
+/// can only be insignificant whitespace (inside strings they must be escaped), so turning them
+/// into spaces keeps the value and the framing intact.
+pub fn push_line(out: &mut Vec<u8>, frame: &[u8]) {
+    let start = out.len();
+    out.extend_from_slice(frame);
+    if memchr::memchr2(b'\n', b'\r', frame).is_some() {
+        for b in &mut out[start..] {
+            if matches!(*b, b'\n' | b'\r') {
+                *b = b' ';
+            }
+        }
+    }
+    out.push(b'\n');
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,5 +231,17 @@ mod tests {
         assert!(reader.buf.capacity() < 2 << 20);
         assert_eq!(reader.next().await.unwrap(), Some(frame("{}")));
         writer.await.unwrap();
+    }
+
+    #[test]
+    fn push_line_flattens_line_breaks_a_peer_left_in_raw_values() {
+        let mut out = Vec::new();
+        super::push_line(&mut out, b"{\"a\":\r\n [1,\n2],\"s\":\"x\\ny\"}");
+        push_line(&mut out, b"{}");
+        assert_eq!(out, b"{\"a\":   [1, 2],\"s\":\"x\\ny\"}\n{}\n".to_vec());
+        let value: serde_json::Value =
+            serde_json::from_slice(out.split(|b| *b == b'\n').next().unwrap_or_default())
+                .expect("still valid JSON");
+        assert_eq!(value["s"], "x\ny");
     }
 }

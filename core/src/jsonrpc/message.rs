@@ -65,7 +65,9 @@ impl Message {
         }
     }
 
-    /// Serializes the message as compact JSON (no trailing newline, never an embedded one).
+    /// Serializes the message as JSON: a compact envelope, with params and results copied as
+    /// they are (they may hold insignificant whitespace, line breaks included; newline-framed
+    /// transports write frames through [`push_line`](super::push_line)).
     pub fn to_bytes(&self) -> Vec<u8> {
         match self {
             Message::Request(r) => encode::encode_request(&r.id, &r.method, r.params.as_deref()),

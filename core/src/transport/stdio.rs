@@ -169,8 +169,7 @@ pub(crate) async fn write_frames<W: AsyncWrite + Unpin>(
         while let Some(item) = next.take() {
             match item {
                 Outbound::Frame(frame) => {
-                    buf.extend_from_slice(&frame.bytes);
-                    buf.push(b'\n');
+                    crate::jsonrpc::push_line(&mut buf, &frame.bytes);
                 }
                 Outbound::CloseStream(_) => {}
                 Outbound::Close => {
