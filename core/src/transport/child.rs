@@ -555,8 +555,7 @@ async fn write_stdin(
             biased;
             item = outbound.recv(), if !closing && queued.len() < STDIN_BACKLOG => match item {
                 Some(Outbound::Frame(frame)) => {
-                    queued.extend_from_slice(&frame.bytes);
-                    queued.push(b'\n');
+                    crate::jsonrpc::push_line(&mut queued, &frame.bytes);
                 }
                 Some(Outbound::CloseStream(_)) => {}
                 Some(Outbound::Close) | None => {
@@ -589,11 +588,25 @@ async fn ladder(s: &mut Supervised) -> Option<ExitStatus> {
         return status.ok();
     }
     kill_group(s.pgid, libc::SIGTERM);
-    if let Ok(status) = tokio::time::timeout(s.shutdown.after_sigterm, s.child.wait()).await {
+    let deadline = tokio::time::Instant::now() + s.shutdown.after_sigterm;
+    if let Ok(status) = tokio::time::timeout_at(deadline, s.child.wait()).await {
+        // The rest of the group got the same SIGTERM and gets the same time to act on it: a
+        // launcher (`npx`, `uvx`) often exits at once while the real server is still cleaning
+        // up. Whatever is left at the deadline is killed with the group.
+        while group_alive(s.pgid) && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         return status.ok();
     }
     kill_group(s.pgid, libc::SIGKILL);
     s.child.wait().await.ok()
+}
+
+/// Whether any process is left in the group. The group id cannot be handed to a new group
+/// while a member lives, so this never asks about a stranger's group.
+fn group_alive(pgid: libc::pid_t) -> bool {
+    // SAFETY: killpg with signal 0 only checks for existence and permission.
+    pgid > 1 && unsafe { libc::killpg(pgid, 0) } == 0
 }
 
 fn kill_group(pgid: libc::pid_t, signal: libc::c_int) {
