@@ -39,6 +39,7 @@ use crate::{
         InitializeRequestParams, InitializeResult, InputRequiredResult, JsonObject,
         ListToolsResult, LoggingLevel, ProtocolVersion, RootsCapability, ServerCapabilities, Tool,
         meta, methods,
+        param_headers::{self, ParamHeaderTable},
     },
     session::{Phase, RequestOptions, Role, Session, SessionConfig},
     transport::{
@@ -206,6 +207,9 @@ struct Inner {
     handlers: Handlers,
     streams: Streams,
     max_input_rounds: usize,
+    /// On Streamable HTTP: the `x-mcp-header` declarations of listed tools, which the
+    /// transport mirrors into `Mcp-Param-*` headers.
+    param_headers: Option<ParamHeaderTable>,
 }
 
 impl Drop for Inner {
@@ -217,6 +221,14 @@ impl Drop for Inner {
 impl Client {
     /// Connects over `transport`: probes the era, handshakes if needed.
     pub async fn connect(transport: impl Transport, options: ClientOptions) -> Result<Client> {
+        Client::connect_inner(transport, options, None).await
+    }
+
+    async fn connect_inner(
+        transport: impl Transport,
+        options: ClientOptions,
+        param_headers: Option<ParamHeaderTable>,
+    ) -> Result<Client> {
         let streams = Streams::default();
         let dispatch = Arc::new(dispatch::ClientDispatch::new(
             options.handlers.clone(),
@@ -243,6 +255,7 @@ impl Client {
                 handlers: options.handlers.clone(),
                 streams,
                 max_input_rounds: options.max_input_rounds.max(1),
+                param_headers,
             }),
         };
         if let Some(level) = options.log_level {
@@ -262,7 +275,8 @@ impl Client {
         http: crate::transport::http::HttpClientOptions,
     ) -> Result<Client> {
         let transport = crate::transport::http::HttpClientTransport::new(url, http)?;
-        Client::connect(transport, options).await
+        let param_headers = transport.param_headers();
+        Client::connect_inner(transport, options, Some(param_headers)).await
     }
 
     /// Starts a server process and connects to it over its stdio.
@@ -416,8 +430,29 @@ impl Client {
     /// One page of `tools/list`.
     pub async fn list_tools(&self, cursor: Option<&str>) -> Result<ListToolsResult> {
         let params = cursor.map(|c| json!({ "cursor": c }));
-        self.request_typed(methods::TOOLS_LIST, params, RequestOptions::default())
-            .await
+        let mut page: ListToolsResult = self
+            .request_typed(methods::TOOLS_LIST, params, RequestOptions::default())
+            .await?;
+        if let (Some(table), true) = (
+            &self.inner.param_headers,
+            self.protocol_version().is_stateless(),
+        ) {
+            // A tool whose header declarations break the rules cannot be called correctly
+            // over HTTP; it is left out so the rest stay usable (SEP-2243).
+            page.tools.retain(
+                |tool| match param_headers::declarations(&tool.input_schema) {
+                    Ok(declared) => {
+                        table.insert(&tool.name, declared);
+                        true
+                    }
+                    Err(why) => {
+                        tracing::warn!(tool = %tool.name, "ignoring tool: {why}");
+                        false
+                    }
+                },
+            );
+        }
+        Ok(page)
     }
 
     /// Every tool, following cursors (refusing a server whose cursors loop).
@@ -689,9 +724,15 @@ async fn discover(
             }
             Err(Error::Rpc(e)) if e.code == codes::UNSUPPORTED_PROTOCOL_VERSION => {
                 let supported = supported_in(&e);
-                let better = options.accepted_versions.iter().rev().copied().find(|v| {
-                    v.is_stateless() && *v != version && supported.iter().any(|s| s == v.as_str())
-                });
+                // Retry once with the best version the server lists; that can be the one just
+                // refused (behind a load balancer another instance may have answered), and the
+                // second refusal is final.
+                let better = options
+                    .accepted_versions
+                    .iter()
+                    .rev()
+                    .copied()
+                    .find(|v| v.is_stateless() && supported.iter().any(|s| s == v.as_str()));
                 match better {
                     Some(v) if attempt == 0 => version = v,
                     _ if options.protocol == ProtocolMode::Auto => return Ok(None),

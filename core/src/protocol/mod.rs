@@ -14,6 +14,7 @@ mod lifecycle;
 mod logging;
 pub mod meta;
 pub mod methods;
+pub mod param_headers;
 mod progress;
 mod prompts;
 mod resources;

@@ -29,7 +29,7 @@ use crate::{
 #[derive(Clone, Debug)]
 pub struct Context {
     request: RequestContext,
-    scope: Arc<Scope>,
+    pub(crate) scope: Arc<Scope>,
 }
 
 /// Server-side facts about one request.
@@ -90,11 +90,43 @@ impl Context {
             .await
     }
 
+    /// Like [`Context::elicit`], naming the question `key` in a stateless round's
+    /// `inputRequests` (the handshake era ignores the key).
+    pub async fn elicit_keyed(
+        &self,
+        key: &str,
+        params: ElicitRequestParams,
+    ) -> Result<ElicitResult> {
+        self.elicit_inner(Some(key), params).await
+    }
+
+    /// Like [`Context::sample`], with the question's key chosen.
+    pub async fn sample_keyed(
+        &self,
+        key: &str,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult> {
+        self.sample_inner(Some(key), params).await
+    }
+
+    /// Like [`Context::list_roots`], with the question's key chosen.
+    pub async fn list_roots_keyed(&self, key: &str) -> Result<ListRootsResult> {
+        self.list_roots_inner(Some(key)).await
+    }
+
     /// Asks the user, through the client, to fill in a form or visit a URL.
     ///
     /// An accepted form answer is checked against the requested schema; one that does not
     /// match is an error, never handed to the handler.
     pub async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult> {
+        self.elicit_inner(None, params).await
+    }
+
+    async fn elicit_inner(
+        &self,
+        key: Option<&str>,
+        params: ElicitRequestParams,
+    ) -> Result<ElicitResult> {
         let url_mode = params.is_url();
         let required = if url_mode {
             json!({ "elicitation": { "url": {} } })
@@ -126,6 +158,7 @@ impl Context {
         let result: ElicitResult = self
             .ask(
                 "elicitation",
+                key,
                 methods::ELICITATION_CREATE,
                 serde_json::to_value(&params),
                 supported,
@@ -148,6 +181,14 @@ impl Context {
 
     /// Asks the client's model for a completion.
     pub async fn sample(&self, params: CreateMessageRequestParams) -> Result<CreateMessageResult> {
+        self.sample_inner(None, params).await
+    }
+
+    async fn sample_inner(
+        &self,
+        key: Option<&str>,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult> {
         let uses_tools = params.tools.as_ref().is_some_and(|t| !t.is_empty());
         let supported = self.client_supports("sampling")
             && (!uses_tools
@@ -163,6 +204,7 @@ impl Context {
         };
         self.ask(
             "sampling",
+            key,
             methods::SAMPLING_CREATE_MESSAGE,
             serde_json::to_value(&params),
             supported,
@@ -173,9 +215,14 @@ impl Context {
 
     /// Asks the client for its roots.
     pub async fn list_roots(&self) -> Result<ListRootsResult> {
+        self.list_roots_inner(None).await
+    }
+
+    async fn list_roots_inner(&self, key: Option<&str>) -> Result<ListRootsResult> {
         let supported = self.client_supports("roots");
         self.ask(
             "roots",
+            key,
             methods::ROOTS_LIST,
             Ok(json!({})),
             supported,
@@ -187,6 +234,7 @@ impl Context {
     async fn ask<T: DeserializeOwned>(
         &self,
         kind: &'static str,
+        key: Option<&str>,
         method: &str,
         params: serde_json::Result<Value>,
         supported: bool,
@@ -199,7 +247,10 @@ impl Context {
         };
         match &self.scope.input {
             Some(round) => {
-                let key = round.next_key(kind);
+                // Every question takes its turn in the count, keyed or not, so the automatic
+                // keys of a handler do not shift when it names one of its questions.
+                let auto = round.next_key(kind);
+                let key = key.map_or(auto, str::to_owned);
                 if let Some(answer) = round.answer(&key) {
                     return decode(answer);
                 }
@@ -220,9 +271,17 @@ impl Context {
             }
             None => {
                 if !supported {
-                    return Err(Error::InvalidArgument(format!(
-                        "the client did not declare the `{kind}` capability"
-                    )));
+                    let never_met = self.session().state().peer_capabilities.is_none();
+                    return Err(Error::InvalidArgument(if never_met {
+                        // Stateless HTTP: each request is served without a handshake, so there
+                        // is no session through which the client could be asked.
+                        format!(
+                            "cannot ask the client for `{kind}`: this connection has no \
+                             session (stateless HTTP), so the client declared no capabilities"
+                        )
+                    } else {
+                        format!("the client did not declare the `{kind}` capability")
+                    }));
                 }
                 decode(
                     self.request

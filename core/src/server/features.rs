@@ -58,6 +58,9 @@ pub(crate) async fn call_tool(
         .cloned()
         .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {name}")))?;
     let arguments = Value::Object(arguments.unwrap_or_default());
+    if let (Some(_), Some(headers)) = (ctx.scope.stateless, ctx.http_headers()) {
+        super::tools::check_param_headers(&tool, headers, &arguments)?;
+    }
     if let Err(problems) = tool.input.validate(&arguments) {
         // Since 2025-11-25 argument errors are tool results, so the model can correct itself.
         return Ok(CallToolResult::error(format!(

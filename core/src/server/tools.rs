@@ -8,7 +8,10 @@ use serde_json::Value;
 use crate::{
     Error,
     jsonrpc::ErrorObject,
-    protocol::{CallToolResult, Tool},
+    protocol::{
+        CallToolResult, Tool,
+        param_headers::{self, ParamHeader},
+    },
     schema::SchemaValidator,
     server::Context,
 };
@@ -77,6 +80,8 @@ pub(crate) struct RegisteredTool {
     pub(crate) input: Arc<SchemaValidator>,
     pub(crate) output: Option<Arc<SchemaValidator>>,
     pub(crate) handler: Arc<dyn ToolHandler>,
+    /// Arguments the client mirrors into `Mcp-Param-*` headers on Streamable HTTP.
+    pub(crate) param_headers: Vec<ParamHeader>,
 }
 
 impl RegisteredTool {
@@ -94,11 +99,16 @@ impl RegisteredTool {
             )),
             None => None,
         };
+        // A declaration clients must refuse is refused here, so no client ever drops the tool.
+        let param_headers = param_headers::declarations(&tool.input_schema).map_err(|why| {
+            Error::InvalidSchema(format!("inputSchema of tool `{}`: {why}", tool.name))
+        })?;
         Ok(RegisteredTool {
             tool,
             input: Arc::new(input),
             output,
             handler,
+            param_headers,
         })
     }
 }
@@ -153,4 +163,55 @@ pub(crate) fn finish_result(tool: &RegisteredTool, mut result: CallToolResult) -
             .push(crate::protocol::ContentBlock::text(value.to_string()));
     }
     result
+}
+
+/// On a 2026-07-28 HTTP request, each `Mcp-Param-*` header the tool declares must agree with
+/// the argument in the body: present exactly when the argument is, and equal to it. A
+/// disagreement means an intermediary may have routed on a value the tool never sees.
+pub(crate) fn check_param_headers(
+    tool: &RegisteredTool,
+    headers: &http::HeaderMap,
+    arguments: &Value,
+) -> Result<(), ErrorObject> {
+    let mismatch = |message: String| {
+        ErrorObject::new(
+            crate::jsonrpc::codes::HEADER_MISMATCH,
+            format!("Header mismatch: {message}"),
+        )
+    };
+    for declared in &tool.param_headers {
+        let name = declared.header_name();
+        let mut values = headers.get_all(name.as_str()).iter();
+        let (header, extra) = (values.next(), values.next());
+        if extra.is_some() {
+            return Err(mismatch(format!("more than one `{name}` header")));
+        }
+        let body = declared.value_in(arguments);
+        match (header, body) {
+            (None, None) => {}
+            (None, Some(_)) => {
+                return Err(mismatch(format!(
+                    "`{name}` is required when the body carries `{}`",
+                    declared.path.join(".")
+                )));
+            }
+            (Some(_), None) => {
+                return Err(mismatch(format!(
+                    "`{name}` was sent but the body carries no `{}`",
+                    declared.path.join(".")
+                )));
+            }
+            (Some(raw), Some(value)) => {
+                let text = param_headers::decode(raw.as_bytes())
+                    .map_err(|why| mismatch(format!("`{name}` {why}")))?;
+                if !param_headers::matches(&text, value) {
+                    return Err(mismatch(format!(
+                        "`{name}` does not match the body's `{}`",
+                        declared.path.join(".")
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
 }

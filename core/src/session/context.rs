@@ -29,6 +29,7 @@ struct Inner {
     meta: Option<JsonObject>,
     cancel: CancellationToken,
     session: Session,
+    headers: Option<Arc<http::HeaderMap>>,
 }
 
 impl RequestContext {
@@ -38,9 +39,11 @@ impl RequestContext {
         meta: Option<JsonObject>,
         cancel: CancellationToken,
         session: Session,
+        headers: Option<Arc<http::HeaderMap>>,
     ) -> Self {
         RequestContext {
             inner: Arc::new(Inner {
+                headers,
                 id,
                 method,
                 meta,
@@ -53,6 +56,11 @@ impl RequestContext {
     /// The request's id, as the peer sent it.
     pub fn id(&self) -> &RequestId {
         &self.inner.id
+    }
+
+    /// The HTTP headers the request arrived with, on Streamable HTTP.
+    pub fn http_headers(&self) -> Option<&http::HeaderMap> {
+        self.inner.headers.as_deref()
     }
 
     /// The request's method.

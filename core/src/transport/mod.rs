@@ -71,6 +71,9 @@ pub enum Outbound {
 pub enum Inbound {
     /// One complete message.
     Frame(Bytes),
+    /// One complete message with the HTTP headers it arrived with (Streamable HTTP), for
+    /// handlers that check header-mirrored values.
+    FrameWithHeaders(Bytes, std::sync::Arc<::http::HeaderMap>),
     /// A message larger than the cap was discarded without being buffered.
     Oversized {
         /// Its size in bytes (at least the cap).

@@ -32,7 +32,7 @@ pub fn tap(link: Link, observer: Observer) -> Link {
     let seen_in = observer.clone();
     tokio::spawn(async move {
         while let Some(item) = inbound.recv().await {
-            if let Inbound::Frame(bytes) = &item {
+            if let Inbound::Frame(bytes) | Inbound::FrameWithHeaders(bytes, _) = &item {
                 seen_in(Direction::Inbound, bytes);
             }
             if in_tx.send(item).await.is_err() {

@@ -363,6 +363,49 @@ pub fn capable_client(answer: Value) -> ClientOptions {
         })
 }
 
+/// Like [`capable_client`], but its elicitation answers fill every property of the requested
+/// schema (the first choice of an enum, `1`, `true` or `"x"`), so any form a tool asks for is
+/// accepted.
+pub fn schema_filling_client() -> ClientOptions {
+    use oxmcp::protocol::ElicitResult;
+    capable_client(json!({})).elicitation(
+        |params: oxmcp::protocol::ElicitRequestParams, _cancel| async move {
+            let mut answer = serde_json::Map::new();
+            let properties = params
+                .requested_schema
+                .as_ref()
+                .and_then(|s| s.get("properties"))
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            fn fill(property: &Value) -> Value {
+                let first_choice = |p: &Value| {
+                    p["enum"].get(0).cloned().or_else(|| {
+                        ["oneOf", "anyOf"]
+                            .iter()
+                            .find_map(|k| p[*k].get(0).map(|c| c["const"].clone()))
+                    })
+                };
+                if let Some(choice) = first_choice(property) {
+                    return choice;
+                }
+                match property["type"].as_str() {
+                    Some("array") => {
+                        json!([first_choice(&property["items"]).unwrap_or(json!("x"))])
+                    }
+                    Some("integer" | "number") => json!(1),
+                    Some("boolean") => json!(true),
+                    _ => json!("x"),
+                }
+            }
+            for (name, property) in properties {
+                answer.insert(name, fill(&property));
+            }
+            Ok(ElicitResult::accept(Value::Object(answer)))
+        },
+    )
+}
+
 /// Every era a client can be in: each handshake revision, and the stateless one.
 pub fn all_modes() -> Vec<oxmcp::client::ProtocolMode> {
     let mut modes: Vec<oxmcp::client::ProtocolMode> = oxmcp::ProtocolVersion::handshake_versions()
@@ -429,7 +472,7 @@ impl RawPeer {
                 .await
                 .ok()??;
             match item {
-                Inbound::Frame(bytes) => {
+                Inbound::Frame(bytes) | Inbound::FrameWithHeaders(bytes, _) => {
                     self.wire.record(Side::Server, &bytes);
                     return Some(serde_json::from_slice(&bytes).expect("server sends valid JSON"));
                 }

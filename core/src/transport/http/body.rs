@@ -98,7 +98,9 @@ pub(crate) fn sse(
         }
         let delivery = state.rx.recv().await?;
         state.done = delivery.is_final;
-        let event = SseEvent::message(Some(delivery.event_id), &delivery.json);
+        // The legacy transport's events carry no id: it has no resumption.
+        let id = (!delivery.event_id.is_empty()).then_some(delivery.event_id);
+        let event = SseEvent::message(id, &delivery.json);
         Some((Ok(Frame::data(event.to_bytes())), state))
     });
     let mut r = Response::new(StreamBody::new(body).boxed_unsync());

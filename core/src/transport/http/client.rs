@@ -33,7 +33,10 @@ use super::{
 use crate::{
     Error,
     jsonrpc::{ErrorObject, Limits, RequestId, encode_error},
-    protocol::{meta, methods},
+    protocol::{
+        meta, methods,
+        param_headers::{self, ParamHeaderTable},
+    },
     sync::Mutex,
     transport::{Inbound, Link, OUTBOUND_QUEUE, Outbound, Transport},
 };
@@ -85,6 +88,7 @@ impl Default for HttpClientOptions {
 pub struct HttpClientTransport {
     url: Uri,
     options: HttpClientOptions,
+    param_headers: ParamHeaderTable,
 }
 
 impl HttpClientTransport {
@@ -102,7 +106,17 @@ impl HttpClientTransport {
             }
             None => return Err(Error::InvalidArgument(format!("URL `{url}` has no scheme"))),
         }
-        Ok(HttpClientTransport { url: uri, options })
+        Ok(HttpClientTransport {
+            url: uri,
+            options,
+            param_headers: ParamHeaderTable::default(),
+        })
+    }
+
+    /// The table of `x-mcp-header` declarations this transport mirrors into `Mcp-Param-*`
+    /// headers; the client fills it from `tools/list`.
+    pub fn param_headers(&self) -> ParamHeaderTable {
+        self.param_headers.clone()
     }
 }
 
@@ -130,6 +144,7 @@ struct Shared {
     get_started: std::sync::atomic::AtomicBool,
     /// Serializes re-initialization after a 404.
     reinit: tokio::sync::Mutex<()>,
+    param_headers: ParamHeaderTable,
 }
 
 impl Transport for HttpClientTransport {
@@ -151,6 +166,7 @@ impl Transport for HttpClientTransport {
             stop: CancellationToken::new(),
             get_started: std::sync::atomic::AtomicBool::new(false),
             reinit: tokio::sync::Mutex::new(()),
+            param_headers: self.param_headers,
         });
         tokio::spawn(drive(shared, out_rx));
         Link {
@@ -341,17 +357,19 @@ fn message_headers(shared: &Shared, message: &Value) -> HeaderMap {
                     _ => None,
                 };
                 if let Some(name) = name.and_then(Value::as_str) {
-                    let needs_encoding =
-                        name.trim() != name || !name.bytes().all(|b| (0x20..0x7f).contains(&b));
-                    if needs_encoding {
-                        use base64::Engine;
-                        let encoded = format!(
-                            "=?base64?{}?=",
-                            base64::engine::general_purpose::STANDARD.encode(name)
-                        );
-                        set(&mut h, headers::MCP_NAME, &encoded);
-                    } else {
-                        set(&mut h, headers::MCP_NAME, name);
+                    set(&mut h, headers::MCP_NAME, &param_headers::encode(name));
+                    if method == methods::TOOLS_CALL {
+                        let arguments = message.pointer("/params/arguments");
+                        for (header, value) in shared
+                            .param_headers
+                            .headers_for(name, arguments.unwrap_or(&Value::Null))
+                        {
+                            if let (Ok(n), Ok(v)) =
+                                (HeaderName::try_from(header), HeaderValue::from_str(&value))
+                            {
+                                h.insert(n, v);
+                            }
+                        }
                     }
                 }
             }
@@ -390,6 +408,13 @@ async fn request(
         h.insert(k, v.clone());
     }
     h.extend(extra);
+    // Every request after the handshake names the revision (2025-06-18 on), GET and DELETE too.
+    if !h.contains_key(headers::MCP_PROTOCOL_VERSION) {
+        let version = shared.conn.lock().protocol_version.clone();
+        if let Some(v) = version.and_then(|v| HeaderValue::from_str(&v).ok()) {
+            h.insert(headers::MCP_PROTOCOL_VERSION, v);
+        }
+    }
     if method == Method::POST {
         h.insert(
             header::CONTENT_TYPE,

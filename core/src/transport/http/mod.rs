@@ -3,6 +3,7 @@
 
 mod body;
 pub mod client;
+mod legacy;
 pub mod security;
 mod server;
 pub mod sse;

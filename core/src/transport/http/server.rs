@@ -32,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 use super::{
     body::{self, Body, OnEnd},
     headers,
+    legacy::{self, LegacySessions},
     security::HostPolicy,
     sse::SseEvent,
     stateless,
@@ -81,6 +82,11 @@ pub struct HttpServerOptions {
     pub resumable_events: usize,
     /// How long a client may take to send its request headers.
     pub header_read_timeout: Duration,
+    /// Where old (2024-11-05) clients open the legacy HTTP+SSE transport's stream (`None`
+    /// turns that transport off).
+    pub legacy_sse_path: Option<String>,
+    /// Where legacy clients POST their messages (named in the stream's `endpoint` event).
+    pub legacy_messages_path: String,
 }
 
 impl std::fmt::Debug for HttpServerOptions {
@@ -110,6 +116,8 @@ impl Default for HttpServerOptions {
             sse_retry: Duration::from_secs(1),
             resumable_events: 256,
             header_read_timeout: Duration::from_secs(10),
+            legacy_sse_path: Some("/sse".into()),
+            legacy_messages_path: "/messages".into(),
         }
     }
 }
@@ -140,11 +148,19 @@ struct HttpSession {
     last_active: Mutex<Instant>,
 }
 
-struct State {
-    options: HttpServerOptions,
+pub(super) struct State {
+    pub(super) options: HttpServerOptions,
     policy: HostPolicy,
-    factory: SessionFactory,
+    pub(super) factory: SessionFactory,
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
+    pub(super) legacy: LegacySessions,
+}
+
+impl State {
+    /// Open sessions of both transports (they share the cap).
+    pub(super) fn session_count(&self) -> usize {
+        self.sessions.lock().len() + self.legacy.len()
+    }
 }
 
 impl std::fmt::Debug for State {
@@ -185,6 +201,7 @@ impl HttpServer {
             policy,
             factory,
             sessions: Mutex::new(HashMap::new()),
+            legacy: LegacySessions::default(),
         });
         let stop = CancellationToken::new();
         tokio::spawn(accept_loop(listener, state.clone(), stop.clone()));
@@ -207,9 +224,9 @@ impl HttpServer {
         format!("http://{}{}", self.addr, self.path)
     }
 
-    /// How many sessions are open.
+    /// How many sessions are open (Streamable HTTP and legacy HTTP+SSE).
     pub fn session_count(&self) -> usize {
-        self.state.sessions.lock().len()
+        self.state.session_count()
     }
 
     /// Stops accepting and closes every session.
@@ -219,6 +236,7 @@ impl HttpServer {
         for s in sessions {
             s.engine.close().await;
         }
+        self.state.legacy.close_all().await;
     }
 }
 
@@ -291,7 +309,7 @@ async fn reap_idle(state: Arc<State>, stop: CancellationToken) {
     }
 }
 
-async fn handle(state: &State, req: Request<Incoming>) -> Response<Body> {
+async fn handle(state: &Arc<State>, req: Request<Incoming>) -> Response<Body> {
     // Decided before the body is read: DNS rebinding, routing, authentication.
     if let Err(refusal) = state.policy.check(req.headers()) {
         return body::rpc_error(
@@ -300,9 +318,17 @@ async fn handle(state: &State, req: Request<Incoming>) -> Response<Body> {
             ErrorObject::new(codes::INVALID_REQUEST, refusal.reason),
         );
     }
-    if req.uri().path() != state.options.path {
+    let path = req.uri().path();
+    let endpoint = if path == state.options.path {
+        Endpoint::Mcp
+    } else if state.options.legacy_sse_path.as_deref() == Some(path) {
+        Endpoint::LegacyStream
+    } else if state.options.legacy_sse_path.is_some() && path == state.options.legacy_messages_path
+    {
+        Endpoint::LegacyMessages
+    } else {
         return body::empty(StatusCode::NOT_FOUND);
-    }
+    };
     if let Some(auth) = &state.options.auth
         && let Err((status, message)) = auth(req.headers())
     {
@@ -311,6 +337,22 @@ async fn handle(state: &State, req: Request<Incoming>) -> Response<Body> {
             None,
             ErrorObject::new(codes::INVALID_REQUEST, message),
         );
+    }
+    match (endpoint, req.method().clone()) {
+        (Endpoint::Mcp, _) => {}
+        (Endpoint::LegacyStream, Method::GET) => {
+            if !accepts(req.headers(), "text/event-stream") {
+                return refuse(
+                    StatusCode::NOT_ACCEPTABLE,
+                    codes::INVALID_REQUEST,
+                    "Not Acceptable: GET needs text/event-stream",
+                );
+            }
+            return legacy::open(state, &state.options.legacy_messages_path);
+        }
+        (Endpoint::LegacyMessages, Method::POST) => return legacy::post(state, req).await,
+        (Endpoint::LegacyStream, _) => return not_allowed("GET"),
+        (Endpoint::LegacyMessages, _) => return not_allowed("POST"),
     }
     match *req.method() {
         Method::POST => post(state, req).await,
@@ -323,6 +365,21 @@ async fn handle(state: &State, req: Request<Incoming>) -> Response<Body> {
             r
         }
     }
+}
+
+/// Which of the server's endpoints a request is for.
+#[derive(Clone, Copy)]
+enum Endpoint {
+    Mcp,
+    LegacyStream,
+    LegacyMessages,
+}
+
+fn not_allowed(allow: &'static str) -> Response<Body> {
+    let mut r = body::empty(StatusCode::METHOD_NOT_ALLOWED);
+    r.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static(allow));
+    r
 }
 
 fn accepts(headers: &HeaderMap, kind: &str) -> bool {
@@ -342,7 +399,7 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &http::HeaderName) -> Option<&'a
         .map(str::trim)
 }
 
-fn refuse(status: StatusCode, code: i64, message: impl Into<String>) -> Response<Body> {
+pub(super) fn refuse(status: StatusCode, code: i64, message: impl Into<String>) -> Response<Body> {
     body::rpc_error(status, None, ErrorObject::new(code, message))
 }
 
@@ -355,49 +412,9 @@ async fn post(state: &State, req: Request<Incoming>) -> Response<Body> {
             "Not Acceptable: the client must accept both application/json and text/event-stream",
         );
     }
-    let json_body = header_str(&headers, &header::CONTENT_TYPE).is_some_and(|ct| {
-        ct.split(';')
-            .next()
-            .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
-    });
-    if !json_body {
-        return refuse(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            codes::INVALID_REQUEST,
-            "Unsupported Media Type: the body must be application/json",
-        );
-    }
-    let cap = state.options.max_body_bytes;
-    let declared =
-        header_str(&headers, &header::CONTENT_LENGTH).and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|len| len > cap as u64) {
-        return too_large(cap);
-    }
-    let bytes = match Limited::new(req.into_body(), cap).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e)
-            if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some() =>
-        {
-            return too_large(cap);
-        }
-        Err(_) => return body::empty(StatusCode::BAD_REQUEST),
-    };
-    let decoded = match decode(
-        &bytes,
-        &Limits {
-            max_message_bytes: cap,
-            max_depth: Limits::SERVER.max_depth,
-        },
-    ) {
-        Ok(d) => d,
-        Err(e) => {
-            return refuse(
-                StatusCode::BAD_REQUEST,
-                codes::PARSE_ERROR,
-                format!("Parse error: {e}"),
-            );
-        }
+    let (bytes, decoded) = match read_json_body(state, &headers, req.into_body()).await {
+        Ok(read) => read,
+        Err(refusal) => return refusal,
     };
     let version_header = header_str(&headers, &headers::MCP_PROTOCOL_VERSION).map(str::to_owned);
     let handshake_header = version_header
@@ -411,6 +428,56 @@ async fn post(state: &State, req: Request<Incoming>) -> Response<Body> {
             stateless_post(state, &headers, &v, decoded, bytes).await
         }
         _ => session_post(state, &headers, handshake_header, decoded, bytes).await,
+    }
+}
+
+/// Reads a POST body as JSON-RPC: `application/json` only, refused with 413 past the cap
+/// (before reading it when `Content-Length` says so), parsed with the depth cap.
+pub(super) async fn read_json_body(
+    state: &State,
+    headers: &HeaderMap,
+    body: Incoming,
+) -> Result<(Bytes, Decoded), Response<Body>> {
+    let json_body = header_str(headers, &header::CONTENT_TYPE).is_some_and(|ct| {
+        ct.split(';')
+            .next()
+            .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+    });
+    if !json_body {
+        return Err(refuse(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            codes::INVALID_REQUEST,
+            "Unsupported Media Type: the body must be application/json",
+        ));
+    }
+    let cap = state.options.max_body_bytes;
+    let declared = header_str(headers, &header::CONTENT_LENGTH).and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > cap as u64) {
+        return Err(too_large(cap));
+    }
+    let bytes = match Limited::new(body, cap).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e)
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some() =>
+        {
+            return Err(too_large(cap));
+        }
+        Err(_) => return Err(body::empty(StatusCode::BAD_REQUEST)),
+    };
+    match decode(
+        &bytes,
+        &Limits {
+            max_message_bytes: cap,
+            max_depth: Limits::SERVER.max_depth,
+        },
+    ) {
+        Ok(decoded) => Ok((bytes, decoded)),
+        Err(e) => Err(refuse(
+            StatusCode::BAD_REQUEST,
+            codes::PARSE_ERROR,
+            format!("Parse error: {e}"),
+        )),
     }
 }
 
@@ -512,7 +579,7 @@ async fn session_post(
     };
     if state.options.stateless {
         // Each request stands alone; the handshake-era engine is told it is initialized.
-        let streams = Streams::new(0);
+        let streams = Streams::new(0, state.options.json_response);
         let (engine, inbound) = start_engine(state, &streams);
         if !shape.initialize {
             let v = version.unwrap_or(ProtocolVersion::V2025_03_26);
@@ -526,6 +593,7 @@ async fn session_post(
         return deliver(
             &streams,
             inbound,
+            headers,
             shape,
             bytes,
             None,
@@ -538,7 +606,7 @@ async fn session_post(
     let session_id = header_str(headers, &headers::MCP_SESSION_ID).map(str::to_owned);
     let (id, session) = match session_id {
         None if shape.initialize => {
-            if state.sessions.lock().len() >= state.options.max_sessions {
+            if state.session_count() >= state.options.max_sessions {
                 let mut r = refuse(
                     StatusCode::SERVICE_UNAVAILABLE,
                     codes::INTERNAL_ERROR,
@@ -548,7 +616,7 @@ async fn session_post(
                     .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
                 return r;
             }
-            let streams = Streams::new(state.options.resumable_events);
+            let streams = Streams::new(state.options.resumable_events, state.options.json_response);
             let (engine, inbound) = start_engine(state, &streams);
             let session = Arc::new(HttpSession {
                 engine,
@@ -606,6 +674,7 @@ async fn session_post(
     let mut response = deliver(
         &session.streams,
         session.inbound.clone(),
+        headers,
         shape,
         bytes,
         priming,
@@ -627,6 +696,7 @@ async fn session_post(
 async fn deliver(
     streams: &Arc<Streams>,
     inbound: mpsc::Sender<Inbound>,
+    headers: &HeaderMap,
     shape: Shape,
     bytes: Bytes,
     priming: Option<SseEvent>,
@@ -634,8 +704,9 @@ async fn deliver(
     stateless: bool,
     json_only: bool,
 ) -> Response<Body> {
+    let frame = Inbound::FrameWithHeaders(bytes, Arc::new(headers.clone()));
     if shape.ids.is_empty() {
-        if inbound.send(Inbound::Frame(bytes)).await.is_err() {
+        if inbound.send(frame).await.is_err() {
             return refuse(
                 StatusCode::NOT_FOUND,
                 codes::INVALID_REQUEST,
@@ -650,7 +721,7 @@ async fn deliver(
     let opened = streams.open(&shape.ids, shape.batch);
     let stream = opened.stream;
     let mut rx = opened.rx;
-    if inbound.send(Inbound::Frame(bytes)).await.is_err() {
+    if inbound.send(frame).await.is_err() {
         return refuse(
             StatusCode::NOT_FOUND,
             codes::INVALID_REQUEST,
@@ -762,13 +833,14 @@ async fn stateless_post(
         // Notifications have no request to belong to in a stateless exchange.
         return body::empty(StatusCode::ACCEPTED);
     }
-    let streams = Streams::new(0);
+    let streams = Streams::new(0, state.options.json_response);
     let (engine, inbound) = start_engine(state, &streams);
     let close = engine.clone();
     let on_end: OnEnd = Box::new(move || close.request_close());
     deliver(
         &streams,
         inbound,
+        headers,
         shape,
         bytes,
         None,

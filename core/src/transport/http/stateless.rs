@@ -2,7 +2,6 @@
 //! the standard headers mirror the body (SEP-2243), the body carries the stateless `_meta`,
 //! and the answer's HTTP status follows its JSON-RPC error.
 
-use base64::{Engine, engine::general_purpose::STANDARD};
 use http::{HeaderMap, StatusCode};
 use serde_json::Value;
 
@@ -37,25 +36,9 @@ pub(crate) fn header_value(
             )));
         }
     };
-    let text = std::str::from_utf8(raw.as_bytes())
-        .map_err(|_| mismatch(format!("Header mismatch: `{name}` is not valid text")))?
-        .trim_matches(|c| c == ' ' || c == '\t');
-    match text
-        .strip_prefix("=?base64?")
-        .and_then(|t| t.strip_suffix("?="))
-    {
-        Some(encoded) => {
-            let bytes = STANDARD
-                .decode(encoded)
-                .map_err(|_| mismatch(format!("Header mismatch: `{name}` is not valid base64")))?;
-            String::from_utf8(bytes).map(Some).map_err(|_| {
-                mismatch(format!(
-                    "Header mismatch: `{name}` does not decode to UTF-8"
-                ))
-            })
-        }
-        None => Ok(Some(text.to_owned())),
-    }
+    crate::protocol::param_headers::decode(raw.as_bytes())
+        .map(Some)
+        .map_err(|why| mismatch(format!("Header mismatch: `{name}` {why}")))
 }
 
 /// Checks one stateless message against the headers it came with.

@@ -19,7 +19,7 @@ use bytes::Bytes;
 use tokio::sync::mpsc;
 
 use crate::{
-    jsonrpc::RequestId,
+    jsonrpc::{ErrorObject, RequestId},
     sync::Mutex,
     transport::{Inbound, OutFrame, Outbound, Route},
 };
@@ -58,6 +58,8 @@ pub(crate) struct Streams {
     table: Mutex<Table>,
     /// Events kept per stream for resumption (0: no resumability).
     keep: usize,
+    /// Responses are plain JSON bodies, which carry nothing before the answer.
+    json_only: bool,
 }
 
 /// A stream just opened: its id and the receiver its HTTP response reads.
@@ -67,7 +69,7 @@ pub(crate) struct Opened {
 }
 
 impl Streams {
-    pub(crate) fn new(keep: usize) -> Arc<Self> {
+    pub(crate) fn new(keep: usize, json_only: bool) -> Arc<Self> {
         Arc::new(Streams {
             table: Mutex::new(Table {
                 next_stream: 1,
@@ -76,6 +78,7 @@ impl Streams {
                 standalone: None,
             }),
             keep,
+            json_only,
         })
     }
 
@@ -166,8 +169,9 @@ impl Streams {
             .is_none_or(|s| s.finished)
     }
 
-    /// Routes one outbound message.
-    pub(crate) fn route(&self, frame: OutFrame) {
+    /// Routes one outbound message. Returns the id of a server request that no stream can
+    /// carry, so the caller can fail it at once instead of letting its handler wait.
+    pub(crate) fn route(&self, frame: OutFrame) -> Option<RequestId> {
         let json = Bytes::from(frame.bytes);
         let mut table = self.table.lock();
         let (stream, answers) = match &frame.route {
@@ -179,6 +183,15 @@ impl Streams {
                 }
                 (found, true)
             }
+            // A JSON response has room only for the answer, so a request the server asks while
+            // working (sampling, elicitation, roots) goes to the GET stream, if one is open.
+            Route::Related(_) if self.json_only => match server_request_id(&json) {
+                Some(asked) => match table.standalone {
+                    Some(standalone) => (Some(standalone), false),
+                    None => return Some(asked),
+                },
+                None => (None, false),
+            },
             Route::Related(id) => (
                 table.by_request.get(id).copied().or(table.standalone),
                 false,
@@ -187,11 +200,11 @@ impl Streams {
         };
         let Some(stream) = stream else {
             tracing::debug!(target: "oxmcp::http", "no stream for an outbound message ({:?}); dropped", frame.route);
-            return;
+            return server_request_id(&json);
         };
         let keep = self.keep;
         let Some(s) = table.streams.get_mut(&stream) else {
-            return;
+            return server_request_id(&json);
         };
         if answers {
             s.pending = s.pending.saturating_sub(1);
@@ -223,6 +236,7 @@ impl Streams {
                 table.streams.remove(&stream);
             }
         }
+        None
     }
 
     /// Ends the live response of the stream carrying `id`, keeping the stream resumable.
@@ -275,6 +289,17 @@ pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
     Some((stream.parse().ok()?, seq.parse().ok()?))
 }
 
+/// The id of a server-to-client request, or `None` for notifications and answers.
+fn server_request_id(json: &[u8]) -> Option<RequestId> {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        id: Option<RequestId>,
+        method: Option<serde::de::IgnoredAny>,
+    }
+    let probe: Probe = serde_json::from_slice(json).ok()?;
+    probe.method.and(probe.id)
+}
+
 /// Moves the engine's outbound messages onto streams until the engine closes.
 pub(crate) async fn route(
     streams: Arc<Streams>,
@@ -283,7 +308,24 @@ pub(crate) async fn route(
 ) {
     while let Some(item) = outbound.recv().await {
         match item {
-            Outbound::Frame(frame) => streams.route(frame),
+            Outbound::Frame(frame) => {
+                if let Some(stranded) = streams.route(frame) {
+                    // Answer on the client's behalf, so the handler sees a clear error now
+                    // rather than a timeout much later.
+                    let error = ErrorObject::internal(
+                        "the server cannot reach the client: its responses are plain JSON and \
+                         no GET stream is open to carry requests",
+                    );
+                    let reply = crate::jsonrpc::encode_error(Some(&stranded), &error);
+                    if inbound
+                        .send(Inbound::Frame(Bytes::from(reply)))
+                        .await
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+            }
             Outbound::CloseStream(id) => streams.cut(&id),
             Outbound::Close => break,
         }
