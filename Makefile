@@ -73,9 +73,11 @@ $(INTEROP_NODE_STAMP): $(INTEROP_NODE_DIR)/package.json $(INTEROP_NODE_DIR)/pack
 
 # Only the interop suites, with the peers required (a missing peer fails instead of skipping).
 # `cargo test --test` builds no examples, and the SDK clients drive the weather_server example
-# (tools) and the conformance_server example (every other feature).
+# (tools) and the conformance_server example (every other feature, and HTTP: `--http`).
+# The interop_http_* suites run both SDKs over Streamable HTTP and the legacy HTTP+SSE
+# transport, each side as client and as server, on loopback ports.
 INTEROP_SUITES := interop_python interop_typescript interop_python_features \
-  interop_typescript_features
+  interop_typescript_features interop_http_python interop_http_typescript
 interop-test: interop-deps
 	$(CARGO) build --locked --example weather_server --example conformance_server
 	OXMCP_REQUIRE_INTEROP=1 $(CARGO) test --locked $(addprefix --test ,$(INTEROP_SUITES))

@@ -34,7 +34,8 @@ async fn prompts_render_in_every_revision() {
                 "test_simple_prompt",
                 "test_prompt_with_arguments",
                 "test_prompt_with_embedded_resource",
-                "test_prompt_with_image"
+                "test_prompt_with_image",
+                "test_input_required_result_prompt"
             ]
         );
         let simple = pair
@@ -168,16 +169,15 @@ async fn every_fixture_tool_answers_in_every_revision() {
     // rendered as text for it (the wire is schema-checked per revision).
     for mode in all_modes() {
         let server = fixture_server();
-        let pair = pair(
-            &server,
-            capable_client(serde_json::json!({"username": "u", "email": "e@x"}))
-                .protocol(mode.clone()),
-        )
-        .await;
+        let pair = pair(&server, schema_filling_client().protocol(mode.clone())).await;
         for tool in pair.client.list_all_tools().await.unwrap() {
             let args = match tool.name.as_str() {
                 "test_sampling" => serde_json::json!({"prompt": "hi"}),
                 "test_elicitation" => serde_json::json!({"message": "who?"}),
+                "json_schema_2020_12_tool" => {
+                    serde_json::json!({"name": "n", "contactMethod": "email", "email": "n@x"})
+                }
+                "test_custom_header_tool" => serde_json::json!({"region": "eu", "priority": 2}),
                 _ => serde_json::json!({}),
             };
             let r = pair.client.call_tool(&tool.name, args).await.unwrap();
@@ -185,9 +185,14 @@ async fn every_fixture_tool_answers_in_every_revision() {
             // What a revision cannot carry fails the tool with a reason, never the wire.
             let expect_error = match tool.name.as_str() {
                 "test_error_handling" => true,
-                "test_elicitation" | "test_elicitation_sep1034_defaults" => {
-                    version < ProtocolVersion::V2025_06_18
-                }
+                "test_elicitation"
+                | "test_elicitation_sep1034_defaults"
+                | "test_input_required_result_elicitation"
+                | "test_input_required_result_request_state"
+                | "test_input_required_result_tampered_state"
+                | "test_input_required_result_multiple_inputs"
+                | "test_input_required_result_multi_round"
+                | "test_streaming_elicitation" => version < ProtocolVersion::V2025_06_18,
                 "test_elicitation_sep1330_enums" => version < ProtocolVersion::V2025_11_25,
                 _ => false,
             };

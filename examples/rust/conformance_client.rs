@@ -9,7 +9,7 @@ use oxmcp::{
     protocol::ElicitResult,
     transport::http::HttpClientOptions,
 };
-use serde_json::json;
+use serde_json::{Value, json};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -47,15 +47,46 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .await?;
             eprintln!("elicitation: {}", r.text_content());
         }
+        "json-schema-2020-12-preservation" => {
+            // Echo the focal tool's schema exactly as this client holds it, so the harness can
+            // see that no keyword was lost in parsing.
+            let focal = tools
+                .iter()
+                .find(|t| t.name == "json_schema_2020_12_tool")
+                .ok_or("server did not list json_schema_2020_12_tool")?;
+            let r = client
+                .call_tool(
+                    "json_schema_echo",
+                    json!({ "schema": focal.input_schema.clone() }),
+                )
+                .await?;
+            eprintln!("json_schema_echo: {}", r.text_content());
+        }
         "sse-retry" => {
             let r = client.call_tool("test_reconnection", json!({})).await?;
             eprintln!("reconnection: {}", r.text_content());
         }
         _ => {
-            // Unknown scenarios: call every tool without arguments, the most any client can do.
-            for tool in &tools {
-                let r = client.call_tool(&tool.name, json!({})).await?;
-                eprintln!("{}: {}", tool.name, r.text_content());
+            // The harness may say which calls to make (`MCP_CONFORMANCE_CONTEXT.toolCalls`);
+            // otherwise call every listed tool without arguments, the most any client can do.
+            let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+                .ok()
+                .and_then(|c| serde_json::from_str(&c).ok())
+                .unwrap_or_default();
+            let planned: Vec<(String, Value)> = match context["toolCalls"].as_array() {
+                Some(calls) => calls
+                    .iter()
+                    .filter_map(|c| Some((c["name"].as_str()?.to_owned(), c["arguments"].clone())))
+                    .collect(),
+                None => tools.iter().map(|t| (t.name.clone(), json!({}))).collect(),
+            };
+            for (name, arguments) in planned {
+                if !tools.iter().any(|t| t.name == name) {
+                    eprintln!("{name}: not offered by the server (or refused), not called");
+                    continue;
+                }
+                let r = client.call_tool(&name, arguments).await?;
+                eprintln!("{name}: {}", r.text_content());
             }
         }
     }

@@ -43,6 +43,7 @@ pub fn build(builder: ServerBuilder) -> oxmcp::Result<Server> {
     let server = builder.build();
     add_tools(&server)?;
     add_interactive_tools(&server)?;
+    add_input_required_tools(&server)?;
     add_resources(&server)?;
     add_prompts(&server)?;
     Ok(server)
@@ -177,7 +178,10 @@ fn add_tools(server: &Server) -> oxmcp::Result<()> {
             ))
         },
     )?;
+    // JSON Schema 2020-12 features a server must pass through untouched (SEP-1613, SEP-2106):
+    // `$schema`, `$defs` with an `$anchor`, `$ref`, composition and conditionals.
     let address = json!({
+        "$anchor": "addressDef",
         "type": "object",
         "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
     });
@@ -191,12 +195,38 @@ fn add_tools(server: &Server) -> oxmcp::Result<()> {
                 "$defs": { "address": address },
                 "properties": {
                     "name": {"type": "string"},
-                    "address": {"$ref": "#/$defs/address"}
+                    "address": {"$ref": "#/$defs/address"},
+                    "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                    "phone": {"type": "string"},
+                    "email": {"type": "string"}
                 },
+                "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+                "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+                "then": {"required": ["phone"]},
+                "else": {"required": ["email"]},
                 "additionalProperties": false
             }),
         ),
         |args: Value, _c: Context| async move { Ok(CallToolResult::text(format!("Received: {args}"))) },
+    )?;
+    server.add_tool(
+        Tool::new(
+            "test_custom_header_tool",
+            "Tool whose arguments are mirrored into Mcp-Param headers on HTTP (SEP-2243)",
+            json!({
+                "type": "object",
+                "properties": {
+                    "region": {"type": "string", "x-mcp-header": "Region"},
+                    "priority": {"type": "integer", "x-mcp-header": "Priority"},
+                    "note": {"type": "string"}
+                },
+                "required": ["region"]
+            }),
+        ),
+        |args: Value, _c: Context| async move {
+            let region = args["region"].as_str().unwrap_or_default().to_owned();
+            Ok(CallToolResult::text(format!("Routed to region {region}")))
+        },
     )?;
     server.add_tool(
         Tool::new(
@@ -344,6 +374,242 @@ fn add_interactive_tools(server: &Server) -> oxmcp::Result<()> {
                 "sampled with {}",
                 result.model
             )))
+        },
+    )?;
+    Ok(())
+}
+
+fn form(message: &str, field: &str, kind: &str) -> ElicitRequestParams {
+    ElicitRequestParams::form(
+        message,
+        json!({"type": "object", "properties": {field: {"type": kind}}, "required": [field]}),
+    )
+}
+
+fn question(text: &str, max_tokens: u64) -> CreateMessageRequestParams {
+    CreateMessageRequestParams {
+        messages: vec![SamplingMessage {
+            role: Role::User,
+            content: json!({"type": "text", "text": text}),
+            meta: None,
+        }],
+        max_tokens,
+        ..Default::default()
+    }
+}
+
+fn field(result: &oxmcp::protocol::ElicitResult, name: &str) -> String {
+    result
+        .content
+        .as_ref()
+        .and_then(|c| c.get(name))
+        .map_or_else(String::new, |v| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+}
+
+/// The multi round-trip (2026-07-28) scenarios, with the input keys the suite expects. Written
+/// like any handler: over a handshake-era connection the same code sends ordinary requests.
+fn add_input_required_tools(server: &Server) -> oxmcp::Result<()> {
+    server.add_tool(
+        Tool::new(
+            "test_input_required_result_elicitation",
+            "Asks for a name",
+            no_args(),
+        ),
+        |_a: Value, ctx: Context| async move {
+            let answer = ctx
+                .elicit_keyed("user_name", form("What is your name?", "name", "string"))
+                .await?;
+            Ok(CallToolResult::text(format!(
+                "Hello, {}!",
+                field(&answer, "name")
+            )))
+        },
+    )?;
+    server.add_tool(
+        Tool::new(
+            "test_input_required_result_sampling",
+            "Asks the model a question",
+            no_args(),
+        ),
+        |_a: Value, ctx: Context| async move {
+            let answer = ctx
+                .sample_keyed(
+                    "capital_question",
+                    question("What is the capital of France?", 100),
+                )
+                .await?;
+            Ok(CallToolResult::text(format!(
+                "Model said: {}",
+                answer
+                    .content
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+            )))
+        },
+    )?;
+    server.add_tool(
+        Tool::new(
+            "test_input_required_result_list_roots",
+            "Asks for the client's roots",
+            no_args(),
+        ),
+        |_a: Value, ctx: Context| async move {
+            let roots = ctx.list_roots_keyed("client_roots").await?;
+            let uris: Vec<&str> = roots.roots.iter().map(|r| r.uri.as_str()).collect();
+            Ok(CallToolResult::text(format!("Roots: {}", uris.join(", "))))
+        },
+    )?;
+    for name in [
+        "test_input_required_result_request_state",
+        "test_input_required_result_tampered_state",
+    ] {
+        server.add_tool(
+            Tool::new(
+                name,
+                "Asks for a confirmation; its state is signed",
+                no_args(),
+            ),
+            |_a: Value, ctx: Context| async move {
+                let answer = ctx
+                    .elicit_keyed("confirm", form("Please confirm", "ok", "boolean"))
+                    .await?;
+                // Reaching here on a stateless retry means the echoed requestState verified.
+                Ok(CallToolResult::text(format!(
+                    "state-ok: confirmed={}",
+                    field(&answer, "ok")
+                )))
+            },
+        )?;
+    }
+    server.add_tool(
+        Tool::new(
+            "test_input_required_result_multiple_inputs",
+            "Asks three things at once",
+            no_args(),
+        ),
+        |_a: Value, ctx: Context| async move {
+            let (name, greeting, roots) = tokio::join!(
+                ctx.elicit_keyed("user_name", form("What is your name?", "name", "string")),
+                ctx.sample_keyed("greeting", question("Generate a greeting", 50)),
+                ctx.list_roots_keyed("client_roots"),
+            );
+            let (name, greeting, roots) = (name?, greeting?, roots?);
+            Ok(CallToolResult::text(format!(
+                "{} / {} / {} roots",
+                field(&name, "name"),
+                greeting
+                    .content
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default(),
+                roots.roots.len()
+            )))
+        },
+    )?;
+    server.add_tool(
+        Tool::new(
+            "test_input_required_result_multi_round",
+            "Asks two things, one after the other",
+            no_args(),
+        ),
+        |_a: Value, ctx: Context| async move {
+            let name = ctx
+                .elicit_keyed(
+                    "step1",
+                    form("Step 1: What is your name?", "name", "string"),
+                )
+                .await?;
+            let color = ctx
+                .elicit_keyed(
+                    "step2",
+                    form("Step 2: What is your favorite color?", "color", "string"),
+                )
+                .await?;
+            Ok(CallToolResult::text(format!(
+                "{} likes {}",
+                field(&name, "name"),
+                field(&color, "color")
+            )))
+        },
+    )?;
+    server.add_tool(
+        Tool::new(
+            "test_input_required_result_capabilities",
+            "Asks only what the client can answer",
+            no_args(),
+        ),
+        |_a: Value, ctx: Context| async move {
+            let mut got = Vec::new();
+            if ctx.client_supports("sampling") {
+                let a = ctx
+                    .sample_keyed("sampling_question", question("Say hi", 20))
+                    .await?;
+                got.push(format!(
+                    "sampling={}",
+                    a.content
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                ));
+            }
+            if ctx.client_supports("elicitation") {
+                let a = ctx
+                    .elicit_keyed("elicitation_question", form("Your name?", "name", "string"))
+                    .await?;
+                got.push(format!("elicitation={}", field(&a, "name")));
+            }
+            if ctx.client_supports("roots") {
+                let a = ctx.list_roots_keyed("roots_question").await?;
+                got.push(format!("roots={}", a.roots.len()));
+            }
+            Ok(CallToolResult::text(if got.is_empty() {
+                "nothing to ask".into()
+            } else {
+                got.join(", ")
+            }))
+        },
+    )?;
+    server.add_tool(
+        Tool::new(
+            "test_streaming_elicitation",
+            "Elicits; its answer stream carries no independent request",
+            no_args(),
+        ),
+        |_a: Value, ctx: Context| async move {
+            let answer = ctx
+                .elicit(form("Anything to add?", "note", "string"))
+                .await?;
+            Ok(CallToolResult::text(format!(
+                "noted: {}",
+                field(&answer, "note")
+            )))
+        },
+    )?;
+    server.add_tool(
+        Tool::new(
+            "test_logging_tool",
+            "Logs at every level (sent only when the request asks)",
+            no_args(),
+        ),
+        |_a: Value, ctx: Context| async move {
+            for level in [
+                LoggingLevel::Debug,
+                LoggingLevel::Info,
+                LoggingLevel::Warning,
+                LoggingLevel::Error,
+            ] {
+                ctx.log(
+                    level,
+                    Some("conformance"),
+                    json!(format!("{} message", level.as_str())),
+                )
+                .await?;
+            }
+            Ok(CallToolResult::text("logged"))
         },
     )?;
     Ok(())
@@ -510,6 +776,29 @@ fn add_prompts(server: &Server) -> oxmcp::Result<()> {
                     PromptMessage::user(ContentBlock::image(PNG, "image/png")),
                     PromptMessage::user(ContentBlock::text("Please analyze the image above.")),
                 ],
+                ..Default::default()
+            })
+        },
+    )?;
+    server.add_prompt(
+        Prompt::new(
+            "test_input_required_result_prompt",
+            "A prompt that asks for context first",
+            vec![],
+        ),
+        |_a: BTreeMap<String, String>, ctx: Context| async move {
+            let answer = ctx
+                .elicit_keyed(
+                    "user_context",
+                    form("What context should the prompt use?", "context", "string"),
+                )
+                .await
+                .map_err(|e| ErrorObject::internal(e.to_string()))?;
+            Ok(GetPromptResult {
+                messages: vec![PromptMessage::user(ContentBlock::text(format!(
+                    "Use this context: {}",
+                    field(&answer, "context")
+                )))],
                 ..Default::default()
             })
         },

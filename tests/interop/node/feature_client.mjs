@@ -73,6 +73,7 @@ const PROMPTS = [
     ],
   },
   { name: "test_prompt_with_image", description: "A prompt with an image" },
+  { name: "test_input_required_result_prompt", description: "A prompt that asks for context first" },
 ];
 const LOG_LINES = [
   { level: "info", logger: "conformance", data: "Tool execution started" },

@@ -1,0 +1,610 @@
+//! What the HTTP interop suites (`interop_http_python.rs`, `interop_http_typescript.rs`)
+//! share: peer processes that announce their URL, a recording reverse proxy that sits between
+//! a client and a server and keeps every HTTP exchange (method, headers, status, body), and the
+//! runner for the SDK client scripts.
+//!
+//! The proxy is how the tests see HTTP itself rather than just the JSON-RPC frames: which
+//! session id a server handed out and whether every later request carried it, whether an
+//! answer came as JSON or as an SSE stream, which `MCP-Protocol-Version` each request
+//! declared. Pointing it at another upstream mid-test stands in for a server restart.
+#![allow(dead_code)]
+
+// The official-schema validation of the stdio suites (only that part of `common`).
+#[path = "../common/schema.rs"]
+pub mod schema;
+
+use std::{
+    convert::Infallible,
+    net::SocketAddr,
+    path::Path,
+    process::Stdio,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use bytes::Bytes;
+use http::{HeaderMap, Request, Response, StatusCode, Uri};
+use http_body_util::{BodyExt, Full, combinators::UnsyncBoxBody};
+use hyper::{body::Incoming, server::conn::http1, service::service_fn};
+use hyper_util::{
+    client::legacy::{Client as HyperClient, connect::HttpConnector},
+    rt::{TokioExecutor, TokioIo},
+};
+use oxmcp::{
+    Error,
+    client::{Client, ClientOptions, ProtocolMode},
+    protocol::{
+        CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+        LoggingLevel, Role,
+    },
+    transport::{
+        Transport,
+        http::{HttpClientOptions, HttpClientTransport},
+        tap::tap,
+    },
+};
+use schema::{Side, Wire};
+use serde_json::{Value, json};
+use tokio::{
+    io::{AsyncBufReadExt, BufReader},
+    net::TcpListener,
+    process::{Child, Command},
+    sync::mpsc,
+};
+
+/// One request through the proxy and what came back.
+#[derive(Debug)]
+pub struct Exchange {
+    pub method: String,
+    /// Path and query.
+    pub path: String,
+    pub request_headers: HeaderMap,
+    pub request_body: Bytes,
+    pub status: u16,
+    pub response_headers: HeaderMap,
+    /// Grows while the response streams (an SSE body).
+    response_body: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Exchange {
+    pub fn request_header(&self, name: &str) -> Option<String> {
+        header(&self.request_headers, name)
+    }
+
+    pub fn response_header(&self, name: &str) -> Option<String> {
+        header(&self.response_headers, name)
+    }
+
+    /// The response's media type, without parameters (`None` for an empty response).
+    pub fn content_type(&self) -> Option<String> {
+        self.response_header("content-type")
+            .map(|ct| ct.split(';').next().unwrap_or_default().trim().to_owned())
+    }
+
+    pub fn is_sse(&self) -> bool {
+        self.content_type().as_deref() == Some("text/event-stream")
+    }
+
+    pub fn response_body(&self) -> String {
+        String::from_utf8_lossy(&self.response_body.lock().unwrap()).into_owned()
+    }
+
+    /// The JSON-RPC method of the request body (`None` for a GET, a DELETE or a response).
+    pub fn rpc_method(&self) -> Option<String> {
+        serde_json::from_slice::<serde_json::Value>(&self.request_body)
+            .ok()?
+            .get("method")?
+            .as_str()
+            .map(str::to_owned)
+    }
+
+    /// Whether the request body is a JSON-RPC request (it has a method and an id).
+    pub fn is_rpc_request(&self) -> bool {
+        serde_json::from_slice::<serde_json::Value>(&self.request_body)
+            .is_ok_and(|v| v.get("method").is_some() && v.get("id").is_some())
+    }
+
+    /// One line for failure messages and reports.
+    pub fn describe(&self) -> String {
+        let mut body = self.response_body();
+        if body.len() > 600 {
+            body.truncate(600);
+            body.push('…');
+        }
+        format!(
+            "{} {} [{}] mcp-session-id={:?} mcp-protocol-version={:?} mcp-method={:?} \
+             -> {} {:?} mcp-session-id={:?}\n    > {}\n    < {}",
+            self.method,
+            self.path,
+            self.rpc_method().unwrap_or_default(),
+            self.request_header("mcp-session-id"),
+            self.request_header("mcp-protocol-version"),
+            self.request_header("mcp-method"),
+            self.status,
+            self.content_type(),
+            self.response_header("mcp-session-id"),
+            String::from_utf8_lossy(&self.request_body),
+            body.replace('\n', "\\n"),
+        )
+    }
+}
+
+fn header(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+type ProxyBody = UnsyncBoxBody<Bytes, hyper::Error>;
+
+struct ProxyState {
+    upstream: Mutex<String>,
+    exchanges: Mutex<Vec<Arc<Exchange>>>,
+    /// Requests still waiting for their response headers, by arrival number.
+    pending: Mutex<Vec<(u64, String)>>,
+    arrivals: std::sync::atomic::AtomicU64,
+    http: HyperClient<HttpConnector, Full<Bytes>>,
+}
+
+/// A recording reverse proxy on 127.0.0.1 (dropped: it stops accepting).
+pub struct Proxy {
+    addr: SocketAddr,
+    state: Arc<ProxyState>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Proxy {
+    /// Forwards everything to `upstream` (`http://host:port`, any path is ignored).
+    pub async fn start(upstream: &str) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind proxy");
+        let addr = listener.local_addr().unwrap();
+        let state = Arc::new(ProxyState {
+            upstream: Mutex::new(origin(upstream)),
+            exchanges: Mutex::new(Vec::new()),
+            pending: Mutex::new(Vec::new()),
+            arrivals: std::sync::atomic::AtomicU64::new(0),
+            http: HyperClient::builder(TokioExecutor::new()).build(HttpConnector::new()),
+        });
+        let accept_state = state.clone();
+        let task = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let _ = stream.set_nodelay(true);
+                let state = accept_state.clone();
+                tokio::spawn(async move {
+                    let service = service_fn(move |req| {
+                        let state = state.clone();
+                        async move { Ok::<_, Infallible>(forward(&state, req).await) }
+                    });
+                    let _ = http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        Proxy { addr, state, task }
+    }
+
+    /// The proxy's URL for the path and query of `upstream_url`.
+    pub fn url_for(&self, upstream_url: &str) -> String {
+        let uri: Uri = upstream_url.parse().expect("a URL");
+        let path = uri.path_and_query().map_or("/", |p| p.as_str());
+        format!("http://{}{path}", self.addr)
+    }
+
+    /// From now on, forwards to `upstream` (a restarted server, say).
+    pub fn set_upstream(&self, upstream: &str) {
+        *self.state.upstream.lock().unwrap() = origin(upstream);
+    }
+
+    /// Every exchange so far, in the order the responses started.
+    pub fn exchanges(&self) -> Vec<Arc<Exchange>> {
+        self.state.exchanges.lock().unwrap().clone()
+    }
+
+    /// Forgets the exchanges so far.
+    pub fn clear(&self) {
+        self.state.exchanges.lock().unwrap().clear();
+    }
+
+    /// Every exchange, described, then the requests still unanswered, for failure messages.
+    pub fn log(&self) -> String {
+        let mut lines: Vec<String> = self.exchanges().iter().map(|e| e.describe()).collect();
+        for (_, request) in self.state.pending.lock().unwrap().iter() {
+            lines.push(format!("{request} -> (no response yet)"));
+        }
+        lines.join("\n")
+    }
+}
+
+fn origin(url: &str) -> String {
+    let uri: Uri = url.parse().expect("a URL");
+    format!(
+        "{}://{}",
+        uri.scheme_str().unwrap_or("http"),
+        uri.authority().expect("a URL with a host")
+    )
+}
+
+async fn forward(state: &ProxyState, req: Request<Incoming>) -> Response<ProxyBody> {
+    let (parts, body) = req.into_parts();
+    let body = body
+        .collect()
+        .await
+        .map(|c| c.to_bytes())
+        .unwrap_or_default();
+    let path = parts
+        .uri
+        .path_and_query()
+        .map_or("/", |p| p.as_str())
+        .to_owned();
+    let upstream = state.upstream.lock().unwrap().clone();
+    let arrival = state
+        .arrivals
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    state.pending.lock().unwrap().push((
+        arrival,
+        format!(
+            "{} {path} mcp-session-id={:?}\n    > {}",
+            parts.method,
+            header(&parts.headers, "mcp-session-id"),
+            String::from_utf8_lossy(&body)
+        ),
+    ));
+    let mut out = Request::builder()
+        .method(parts.method.clone())
+        .uri(format!("{upstream}{path}"));
+    for (name, value) in &parts.headers {
+        out = out.header(name, value);
+    }
+    let out = out.body(Full::new(body.clone())).expect("a request");
+    let (status, response_headers, upstream_body) = match state.http.request(out).await {
+        Ok(r) => {
+            let (p, b) = r.into_parts();
+            (p.status, p.headers, Some(b))
+        }
+        // The upstream is down (killed between a restart, say): a gateway error.
+        Err(_) => (StatusCode::BAD_GATEWAY, HeaderMap::new(), None),
+    };
+    state.pending.lock().unwrap().retain(|(n, _)| *n != arrival);
+    let recorded = Arc::new(Mutex::new(Vec::new()));
+    state.exchanges.lock().unwrap().push(Arc::new(Exchange {
+        method: parts.method.to_string(),
+        path,
+        request_headers: parts.headers,
+        request_body: body,
+        status: status.as_u16(),
+        response_headers: response_headers.clone(),
+        response_body: recorded.clone(),
+    }));
+    let body: ProxyBody = match upstream_body {
+        Some(b) => b
+            .map_frame(move |frame| {
+                if let Some(data) = frame.data_ref() {
+                    recorded.lock().unwrap().extend_from_slice(data);
+                }
+                frame
+            })
+            .boxed_unsync(),
+        None => Full::new(Bytes::new())
+            .map_err(|never| match never {})
+            .boxed_unsync(),
+    };
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    *response.headers_mut() = response_headers;
+    response
+}
+
+/// A server process that prints `listening on URL` (on stdout or stderr) once it serves.
+/// Killed when dropped, so a failing test leaves nothing behind.
+pub struct Peer {
+    child: Child,
+    pub url: String,
+    output: Arc<Mutex<String>>,
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+impl Peer {
+    /// Starts `command` and waits (up to 30 s, a guard against a hang) for its URL.
+    pub async fn start(mut command: Command) -> Peer {
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = command.spawn().expect("start the peer server");
+        let output = Arc::new(Mutex::new(String::new()));
+        let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+        let stdout = child.stdout.take().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        for reader in [
+            Box::new(stdout) as Box<dyn tokio::io::AsyncRead + Unpin + Send>,
+            Box::new(stderr),
+        ] {
+            let output = output.clone();
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let mut lines = BufReader::new(reader).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    if let Some(url) = line.split("listening on ").nth(1) {
+                        let _ = tx.send(url.trim().to_owned());
+                    }
+                    let mut out = output.lock().unwrap();
+                    out.push_str(&line);
+                    out.push('\n');
+                }
+            });
+        }
+        drop(tx);
+        let url = tokio::time::timeout(Duration::from_secs(30), rx.recv())
+            .await
+            .ok()
+            .flatten();
+        let Some(url) = url else {
+            let _ = child.start_kill();
+            panic!(
+                "the peer server announced no URL:\n{}",
+                output.lock().unwrap()
+            );
+        };
+        Peer { child, url, output }
+    }
+
+    /// What the server printed so far (both streams, interleaved by line).
+    pub fn output(&self) -> String {
+        self.output.lock().unwrap().clone()
+    }
+
+    /// Kills the server and waits for it to exit.
+    pub async fn stop(mut self) {
+        let _ = self.child.kill().await;
+    }
+}
+
+/// The conformance fixture server over Streamable HTTP on a free port.
+pub async fn conformance_server(stateless: bool) -> Peer {
+    let mut command = Command::new(example_bin("conformance_server"));
+    command
+        .args(["--http", "--port", "0"])
+        .env("RUST_LOG", "warn");
+    if stateless {
+        command.arg("--stateless");
+    }
+    Peer::start(command).await
+}
+
+/// The path of an example binary (`make interop-test` builds them first).
+pub fn example_bin(name: &str) -> std::path::PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    // target/<profile>/deps/<test> → target/<profile>/examples/<name>
+    let path = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .map(|p| p.join("examples").join(name))
+        .expect("target dir");
+    assert!(
+        path.exists(),
+        "{} not built; run `cargo build --example {name}` (or `make interop-test`)",
+        path.display()
+    );
+    path
+}
+
+/// Runs an SDK client script to completion (a 60 s guard against a hang, not a timed
+/// assertion); kills it if the test gives up.
+pub async fn run_client(mut command: Command) -> std::process::Output {
+    command.stdin(Stdio::null()).kill_on_drop(true);
+    tokio::time::timeout(Duration::from_secs(60), command.output())
+        .await
+        .expect("the client script finished within 60 s")
+        .expect("run the client script")
+}
+
+/// A script's exit status and output, for failure messages.
+pub fn describe_output(output: &std::process::Output) -> String {
+    format!(
+        "status: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Asserts a client script passed: exit 0 and its closing line.
+pub fn assert_passed(output: &std::process::Output, what: &str) {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.ends_with("all checks passed\n"),
+        "{what} failed\n{}",
+        describe_output(output)
+    );
+}
+
+/// A file's path for failure messages.
+pub fn show(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// Notifications that reached `on_notification`, in order.
+#[derive(Clone, Default)]
+pub struct Inbox(Arc<Mutex<Vec<(String, Value)>>>);
+
+impl Inbox {
+    pub fn install(&self, options: ClientOptions) -> ClientOptions {
+        let inbox = self.clone();
+        options.on_notification(move |method, params| {
+            inbox
+                .0
+                .lock()
+                .unwrap()
+                .push((method.to_owned(), params.unwrap_or(Value::Null)));
+        })
+    }
+
+    pub fn take(&self, method: &str) -> Vec<Value> {
+        let mut all = self.0.lock().unwrap();
+        let (taken, kept) = all.drain(..).partition(|(m, _)| m == method);
+        *all = kept;
+        taken.into_iter().map(|(_, p)| p).collect()
+    }
+}
+
+/// oxmcp's client connected to a Python server through the recording proxy.
+pub struct Connected {
+    pub client: Client,
+    pub wire: Wire,
+    pub proxy: Proxy,
+    pub inbox: Inbox,
+    pub peer: Peer,
+}
+
+impl Connected {
+    pub async fn start(peer: Peer, options: ClientOptions) -> Connected {
+        Connected::start_with(peer, options, HttpClientOptions::default())
+            .await
+            .unwrap_or_else(|(e, log)| panic!("connect: {e}\n{log}"))
+    }
+
+    pub async fn start_with(
+        peer: Peer,
+        options: ClientOptions,
+        http: HttpClientOptions,
+    ) -> Result<Connected, (Error, String)> {
+        let proxy = Proxy::start(&peer.url).await;
+        let transport = HttpClientTransport::new(&proxy.url_for(&peer.url), http).unwrap();
+        let wire = Wire::new();
+        let link = tap(transport.into_link(), wire.observer(Side::Client));
+        let inbox = Inbox::default();
+        match Client::connect(link, inbox.install(options)).await {
+            Ok(client) => Ok(Connected {
+                client,
+                wire,
+                proxy,
+                inbox,
+                peer,
+            }),
+            Err(e) => Err((
+                e,
+                format!("{}\n--- server ---\n{}", proxy.log(), peer.output()),
+            )),
+        }
+    }
+
+    pub fn log(&self) -> String {
+        format!(
+            "--- HTTP ---\n{}\n--- server ---\n{}",
+            self.proxy.log(),
+            self.peer.output()
+        )
+    }
+
+    pub async fn call(&self, tool: &str, arguments: Value) -> (bool, String) {
+        let result = self
+            .client
+            .call_tool(tool, arguments)
+            .await
+            .unwrap_or_else(|e| panic!("call {tool}: {e}\n{}", self.log()));
+        (result.is_error(), result.text_content())
+    }
+
+    /// Closes the client and checks the server did not crash (print `crash_marker`).
+    pub async fn finish(self, crash_marker: &str) {
+        self.client.close().await;
+        let output = self.peer.output();
+        assert!(
+            !output.contains(crash_marker),
+            "the server crashed:\n{output}"
+        );
+    }
+}
+
+pub fn rpc(e: Error) -> oxmcp::jsonrpc::ErrorObject {
+    match e {
+        Error::Rpc(e) => e,
+        other => panic!("expected a JSON-RPC error, got {other:?}"),
+    }
+}
+
+/// Waits (a 5 s guard) until the proxy saw an exchange matching `what`.
+pub async fn wait_for_exchange(proxy: &Proxy, what: impl Fn(&Exchange) -> bool) -> Arc<Exchange> {
+    for _ in 0..500 {
+        if let Some(e) = proxy.exchanges().into_iter().find(|e| what(e)) {
+            return e;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("no such exchange:\n{}", proxy.log());
+}
+
+/// What the client's handlers were asked, in order.
+#[derive(Clone, Default)]
+pub struct Asked(Arc<Mutex<Vec<(&'static str, Value)>>>);
+
+impl Asked {
+    pub fn take(&self) -> Vec<(&'static str, Value)> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+}
+
+/// A client that samples (echoing the prompt) and elicits (`decline…` declines, `sloppy…`
+/// breaks the schema, anything else accepts), and asks for log messages at info and above.
+pub fn capable(mode: ProtocolMode, asked: &Asked) -> ClientOptions {
+    let (a, b) = (asked.clone(), asked.clone());
+    ClientOptions::new("oxmcp-http", "1.0.0")
+        .protocol(mode)
+        .log_level(LoggingLevel::Info)
+        .sampling(move |params: CreateMessageRequestParams, _cancel| {
+            let asked = a.clone();
+            async move {
+                let text = params.messages[0].content["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                asked
+                    .0
+                    .lock()
+                    .unwrap()
+                    .push(("sampling", serde_json::to_value(&params).unwrap()));
+                Ok(CreateMessageResult {
+                    role: Role::Assistant,
+                    content: json!({"type": "text", "text": format!("echo: {text}")}),
+                    model: "oxmcp-test-model".into(),
+                    stop_reason: Some("endTurn".into()),
+                    meta: None,
+                    extra: Default::default(),
+                })
+            }
+        })
+        .elicitation(move |params: ElicitRequestParams, _cancel| {
+            let asked = b.clone();
+            async move {
+                let message = params.message.clone();
+                asked
+                    .0
+                    .lock()
+                    .unwrap()
+                    .push(("elicitation", serde_json::to_value(&params).unwrap()));
+                Ok(match message.as_str() {
+                    m if m.starts_with("decline") => ElicitResult::decline(),
+                    m if m.starts_with("sloppy") => {
+                        ElicitResult::accept(json!({"username": 42, "email": ["a"]}))
+                    }
+                    _ => {
+                        ElicitResult::accept(json!({"username": "ada", "email": "ada@example.com"}))
+                    }
+                })
+            }
+        })
+}
