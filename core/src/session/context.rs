@@ -161,8 +161,12 @@ impl RequestContext {
 
     /// Ends this request's response stream without its answer (Streamable HTTP; the client
     /// reconnects with `Last-Event-ID` and gets the answer there). Lets a long call release
-    /// its connection; no-op on transports without per-request streams.
+    /// its connection; no-op on transports without per-request streams, and for a stateless
+    /// request, whose stream is its only link to the client (there is nothing to resume).
     pub async fn close_stream(&self) {
+        if self.is_stateless() {
+            return;
+        }
         let _ = self
             .session()
             .outbound()

@@ -122,6 +122,12 @@ impl HttpClientTransport {
 
 type Http = HyperClient<HttpConnector, Full<Bytes>>;
 
+/// How long sent bytes may stay unacknowledged before the connection is given up (Linux
+/// `TCP_USER_TIMEOUT`).
+const UNACKNOWLEDGED_LIMIT: Duration = Duration::from_secs(15);
+/// How long establishing a TCP connection may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// What the client knows about the connection.
 #[derive(Default)]
 struct Conn {
@@ -154,6 +160,12 @@ impl Transport for HttpClientTransport {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         connector.set_keepalive(Some(Duration::from_secs(60)));
+        // A request written into a connection whose other end is gone (a server restarted on
+        // the same port can leave one behind) is never acknowledged; without this the kernel
+        // retransmits for many minutes. Unacknowledged data never reached the server, so the
+        // request is safely sent again on a new connection.
+        connector.set_tcp_user_timeout(Some(UNACKNOWLEDGED_LIMIT));
+        connector.set_connect_timeout(Some(CONNECT_TIMEOUT));
         let http = HyperClient::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(90))
             .build(connector);
@@ -271,6 +283,7 @@ async fn send(shared: &Arc<Shared>, body: Bytes, message: Value) -> Option<BoxFu
                 Err(e) => return fail(&shared, &ids, &e).await,
             };
             let status = response.status();
+            tracing::debug!(target: "oxmcp::http", "POST {method} {ids:?} (session {session:?}): HTTP {status}");
             if status == StatusCode::NOT_FOUND
                 && session.is_some()
                 && method != methods::INITIALIZE
@@ -442,17 +455,56 @@ async fn request(
     {
         h.insert(header::AUTHORIZATION, v);
     }
+    let sent_headers = h.clone();
+    let body = body.unwrap_or_default();
     let req = builder
-        .body(Full::new(body.unwrap_or_default()))
+        .body(Full::new(body.clone()))
         .map_err(|e| Error::InvalidArgument(format!("could not build the HTTP request: {e}")))?;
-    shared
-        .http
-        .request(req)
-        .await
-        .map_err(|e| Error::ConnectionClosed {
-            reason: format!("HTTP request to {uri} failed: {e}"),
-            stderr: None,
-        })
+    let failed = |e: hyper_util::client::legacy::Error| Error::ConnectionClosed {
+        reason: format!("HTTP request to {uri} failed: {e}"),
+        stderr: None,
+    };
+    match shared.http.request(req).await {
+        Ok(r) => Ok(r),
+        // A pooled keep-alive connection the server had already closed (a restart, an idle
+        // timeout) fails before the server saw the request: send it once more on a new one.
+        Err(e) if stale_connection(&e) => {
+            let mut retry = Request::builder().method(method).uri(uri.clone());
+            if let Some(h) = retry.headers_mut() {
+                *h = sent_headers;
+            }
+            let req = retry.body(Full::new(body)).map_err(|e| {
+                Error::InvalidArgument(format!("could not build the HTTP request: {e}"))
+            })?;
+            shared.http.request(req).await.map_err(failed)
+        }
+        Err(e) => Err(failed(e)),
+    }
+}
+
+/// Whether a request failed because its pooled connection was already dead: closed before a
+/// response began, or reset by the peer while the request was going out.
+fn stale_connection(error: &hyper_util::client::legacy::Error) -> bool {
+    use std::io::ErrorKind;
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(error);
+    while let Some(e) = source {
+        if let Some(h) = e.downcast_ref::<hyper::Error>()
+            && (h.is_canceled() || h.is_closed() || h.is_incomplete_message())
+        {
+            return true;
+        }
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            return matches!(
+                io.kind(),
+                ErrorKind::ConnectionReset
+                    | ErrorKind::BrokenPipe
+                    | ErrorKind::ConnectionAborted
+                    | ErrorKind::TimedOut
+            );
+        }
+        source = e.source();
+    }
+    false
 }
 
 /// Fails the requests `ids` with a local JSON-RPC error describing `error`.
@@ -486,6 +538,7 @@ async fn read_answer(
     if content_type.starts_with("text/event-stream") && status.is_success() {
         let mut waiting: Vec<RequestId> = ids.to_vec();
         let (mut last_id, mut retry) = read_sse(shared, response.into_body(), &mut waiting).await;
+        tracing::debug!(target: "oxmcp::http", "{method} {ids:?}: stream ended, waiting {waiting:?}, last event {last_id:?}");
         let mut resumptions = 0;
         while !waiting.is_empty() && !shared.stop.is_cancelled() {
             let Some(from) = last_id.clone() else { break };
@@ -672,9 +725,37 @@ fn start_get_stream(shared: &Arc<Shared>) {
     tokio::spawn(async move {
         let mut last_id: Option<String> = None;
         let mut delay = Duration::from_millis(500);
+        // The session the stream belongs to, and one the server said it no longer knows.
+        let mut serving: Option<String> = None;
+        let mut lost: Option<String> = None;
         while !shared.stop.is_cancelled() {
             let session = shared.conn.lock().session_id.clone();
-            let Some(session) = session else { return };
+            match session {
+                // Between a lost session and its replacement: wait for the new one.
+                Some(s) if lost.as_ref() == Some(&s) => {}
+                None if serving.is_some() => {}
+                None => {
+                    shared
+                        .get_started
+                        .store(false, std::sync::atomic::Ordering::SeqCst);
+                    return;
+                }
+                Some(s) => {
+                    if serving.as_ref() != Some(&s) {
+                        // Event ids belong to their session: never resume a new one with them.
+                        last_id = None;
+                        delay = Duration::from_millis(500);
+                        serving = Some(s);
+                    }
+                }
+            }
+            let Some(session) = serving.clone().filter(|s| lost.as_ref() != Some(s)) else {
+                tokio::select! {
+                    _ = shared.stop.cancelled() => return,
+                    _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+                }
+                continue;
+            };
             let headers = version_header(&shared);
             match request(
                 &shared,
@@ -701,7 +782,9 @@ fn start_get_stream(shared: &Arc<Shared>) {
                 {
                     return;
                 }
-                Ok(r) if r.status() == StatusCode::NOT_FOUND => return,
+                // The server forgot the session; the next request starts a new one, and the
+                // stream follows it there.
+                Ok(r) if r.status() == StatusCode::NOT_FOUND => lost = Some(session.clone()),
                 _ => delay = (delay * 2).min(Duration::from_secs(30)),
             }
             tokio::select! {
@@ -766,6 +849,8 @@ async fn reinitialize(shared: &Arc<Shared>, lost: Option<&str>) -> Result<(), Er
     )
     .await;
     tracing::info!(target: "oxmcp::http", "the server lost our session; a new one was started");
+    // A stream loop that ended with the old session starts again for the new one.
+    start_get_stream(shared);
     Ok(())
 }
 

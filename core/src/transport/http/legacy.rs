@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 
 use super::{
     body::{self, Body, OnEnd},
-    server::{State, read_json_body, refuse},
+    server::{Slot, State, read_json_body, refuse, too_many_sessions},
     sse::SseEvent,
     streams::Delivery,
 };
@@ -34,6 +34,7 @@ pub(super) struct LegacySessions {
 }
 
 pub(super) struct LegacySession {
+    _slot: Slot,
     engine: Session,
     inbound: mpsc::Sender<Inbound>,
 }
@@ -54,13 +55,9 @@ impl LegacySessions {
 
 /// `GET /sse`: opens a session and its stream.
 pub(super) fn open(state: &Arc<State>, messages_path: &str) -> Response<Body> {
-    if state.session_count() >= state.options.max_sessions {
-        return refuse(
-            StatusCode::SERVICE_UNAVAILABLE,
-            codes::INTERNAL_ERROR,
-            "too many sessions",
-        );
-    }
+    let Some(slot) = state.reserve_slot() else {
+        return too_many_sessions();
+    };
     let (in_tx, in_rx) = mpsc::channel(OUTBOUND_QUEUE);
     let (out_tx, out_rx) = mpsc::channel(OUTBOUND_QUEUE);
     let engine = (state.factory)(Link {
@@ -73,6 +70,7 @@ pub(super) fn open(state: &Arc<State>, messages_path: &str) -> Response<Body> {
     state.legacy.by_id.lock().insert(
         id.clone(),
         Arc::new(LegacySession {
+            _slot: slot,
             engine: engine.clone(),
             inbound: in_tx,
         }),

@@ -3,6 +3,7 @@
 
 mod body;
 pub mod client;
+mod event_store;
 mod legacy;
 pub mod security;
 mod server;
@@ -11,7 +12,8 @@ mod stateless;
 mod streams;
 
 pub use client::{HttpClientOptions, HttpClientTransport};
-pub use server::{HttpServer, HttpServerOptions, SessionFactory};
+pub use event_store::{EventStore, InMemoryEventStore};
+pub use server::{AuthHook, HttpServer, HttpServerOptions, SessionFactory};
 
 /// Header names, lower-case as HTTP/2 and the `http` crate want them.
 pub mod headers {

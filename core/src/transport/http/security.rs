@@ -25,7 +25,8 @@ pub struct Refusal {
 /// The allowlist of one server.
 #[derive(Debug, Clone)]
 pub struct HostPolicy {
-    hosts: Vec<String>,
+    /// `None`: any well-formed host (a network server that authenticates every request).
+    hosts: Option<Vec<String>>,
     origins: Option<Vec<String>>,
 }
 
@@ -34,7 +35,7 @@ impl HostPolicy {
     /// `origins` is `None`, an `Origin` is allowed if its host is an allowed host.
     pub fn new(hosts: impl IntoIterator<Item = String>, origins: Option<Vec<String>>) -> Self {
         HostPolicy {
-            hosts: hosts.into_iter().map(|h| h.to_ascii_lowercase()).collect(),
+            hosts: Some(hosts.into_iter().map(|h| h.to_ascii_lowercase()).collect()),
             origins: origins.map(|o| {
                 o.into_iter()
                     .map(|o| o.trim_end_matches('/').to_ascii_lowercase())
@@ -48,6 +49,37 @@ impl HostPolicy {
         HostPolicy::new(LOOPBACK_HOSTS.iter().map(|s| (*s).to_owned()), None)
     }
 
+    /// Any host name, for a server reachable from the network that authenticates every
+    /// request (rebinding gains an attacker nothing without credentials). An `Origin` must
+    /// then be one of `origins`, or name the same host as `Host`.
+    pub fn any_host(origins: Option<Vec<String>>) -> Self {
+        HostPolicy {
+            hosts: None,
+            ..HostPolicy::new([], origins)
+        }
+    }
+
+    fn host_allowed(&self, name: &str) -> bool {
+        self.hosts
+            .as_ref()
+            .is_none_or(|hosts| hosts.iter().any(|h| h.eq_ignore_ascii_case(name)))
+    }
+
+    /// Checks a request: an absolute-form target's authority (which RFC 9112 §3.2.2 makes
+    /// the host, whatever `Host` says), then the `Host` and `Origin` headers.
+    pub fn check_request(&self, uri: &http::Uri, headers: &HeaderMap) -> Result<(), Refusal> {
+        if let Some(authority) = uri.authority() {
+            let name =
+                host_name(authority.as_str()).ok_or_else(|| bad("malformed request target"))?;
+            if !self.host_allowed(name) {
+                return Err(forbidden(format!(
+                    "request target host `{authority}` is not allowed"
+                )));
+            }
+        }
+        self.check(headers)
+    }
+
     /// Checks the `Host` and `Origin` headers.
     pub fn check(&self, headers: &HeaderMap) -> Result<(), Refusal> {
         let hosts: Vec<_> = headers.get_all(header::HOST).iter().collect();
@@ -59,7 +91,7 @@ impl HostPolicy {
             _ => return Err(bad("more than one Host header")),
         };
         let name = host_name(host).ok_or_else(|| bad("malformed Host header"))?;
-        if !self.hosts.iter().any(|h| h.eq_ignore_ascii_case(name)) {
+        if !self.host_allowed(name) {
             return Err(forbidden(format!("Host `{host}` is not allowed")));
         }
         let origins: Vec<_> = headers.get_all(header::ORIGIN).iter().collect();
@@ -70,14 +102,14 @@ impl HostPolicy {
                 .map_err(|_| bad("Origin header is not visible ASCII"))?,
             _ => return Err(bad("more than one Origin header")),
         };
-        if self.origin_allowed(origin) {
+        if self.origin_allowed(origin, name) {
             Ok(())
         } else {
             Err(forbidden(format!("Origin `{origin}` is not allowed")))
         }
     }
 
-    fn origin_allowed(&self, origin: &str) -> bool {
+    fn origin_allowed(&self, origin: &str, request_host: &str) -> bool {
         let origin = origin.trim();
         if let Some(list) = &self.origins {
             return list
@@ -94,7 +126,10 @@ impl HostPolicy {
         if rest.contains('/') || rest.contains('@') || rest.is_empty() {
             return false;
         }
-        host_name(rest).is_some_and(|name| self.hosts.iter().any(|h| h.eq_ignore_ascii_case(name)))
+        host_name(rest).is_some_and(|name| match &self.hosts {
+            Some(hosts) => hosts.iter().any(|h| h.eq_ignore_ascii_case(name)),
+            None => name.eq_ignore_ascii_case(request_host),
+        })
     }
 }
 
@@ -106,8 +141,12 @@ fn host_name(authority: &str) -> Option<&str> {
     }
     let (name, port) = if authority.starts_with('[') {
         let end = authority.find(']')?;
-        let rest = &authority[end + 1..];
-        (&authority[..=end], rest.strip_prefix(':'))
+        // Only a port may follow the bracket: `[::1]evil.example` is malformed.
+        let port = match &authority[end + 1..] {
+            "" => None,
+            rest => Some(rest.strip_prefix(':')?),
+        };
+        (&authority[..=end], port)
     } else {
         match authority.rsplit_once(':') {
             Some((n, p)) if !n.contains(':') => (n, Some(p)),
@@ -170,5 +209,53 @@ mod tests {
             Ok(())
         );
         assert_eq!(check(&[b"127.0.0.1:1"], &[b"https://127.0.0.1"]), Ok(()));
+    }
+
+    #[test]
+    fn only_a_port_may_follow_an_ipv6_bracket() {
+        for host in ["[::1]evil.example", "[::1]x:80", "[::1]:", "[::1]:80x"] {
+            assert_eq!(
+                check(&[host.as_bytes()], &[]),
+                Err(StatusCode::BAD_REQUEST),
+                "{host}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_absolute_form_target_is_checked_as_the_host() {
+        let mut h = HeaderMap::new();
+        h.insert(header::HOST, HeaderValue::from_static("localhost"));
+        let policy = HostPolicy::loopback();
+        let evil: http::Uri = "http://evil.example/mcp".parse().unwrap();
+        let fine: http::Uri = "http://127.0.0.1:9/mcp".parse().unwrap();
+        let origin_form: http::Uri = "/mcp".parse().unwrap();
+        assert_eq!(
+            policy.check_request(&evil, &h).map_err(|r| r.status),
+            Err(StatusCode::FORBIDDEN)
+        );
+        assert_eq!(policy.check_request(&fine, &h), Ok(()));
+        assert_eq!(policy.check_request(&origin_form, &h), Ok(()));
+    }
+
+    #[test]
+    fn any_host_still_wants_a_same_host_origin() {
+        let policy = HostPolicy::any_host(None);
+        let mut h = HeaderMap::new();
+        h.insert(header::HOST, HeaderValue::from_static("mcp.example:8080"));
+        assert_eq!(policy.check(&h), Ok(()));
+        h.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("https://mcp.example"),
+        );
+        assert_eq!(policy.check(&h), Ok(()));
+        h.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("https://evil.example"),
+        );
+        assert_eq!(
+            policy.check(&h).map_err(|r| r.status),
+            Err(StatusCode::FORBIDDEN)
+        );
     }
 }

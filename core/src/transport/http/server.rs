@@ -17,7 +17,10 @@ use std::{
     collections::HashMap,
     convert::Infallible,
     net::SocketAddr,
-    sync::Arc,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
     time::{Duration, Instant},
 };
 
@@ -31,12 +34,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     body::{self, Body, OnEnd},
+    event_store::{EventStore, InMemoryEventStore},
     headers,
     legacy::{self, LegacySessions},
     security::HostPolicy,
     sse::SseEvent,
     stateless,
-    streams::{self, Delivery, Streams},
+    streams::{self, Delivery, Resumable, Streams},
 };
 use crate::{
     Error,
@@ -68,7 +72,8 @@ pub struct HttpServerOptions {
     pub auth: Option<AuthHook>,
     /// Largest request body (413 beyond it, before parsing).
     pub max_body_bytes: usize,
-    /// Most sessions at once (503 beyond it).
+    /// Most sessions at once, counting the one-request sessions of stateless requests in
+    /// flight (503 beyond it).
     pub max_sessions: usize,
     /// A session with no request for this long is closed.
     pub session_idle_timeout: Duration,
@@ -78,8 +83,11 @@ pub struct HttpServerOptions {
     pub json_response: bool,
     /// The `retry:` hint on priming events.
     pub sse_retry: Duration,
-    /// Events kept per stream for `Last-Event-ID` resumption (0 disables it).
+    /// Events the default in-memory store keeps per stream for `Last-Event-ID` resumption
+    /// (0 disables resumption).
     pub resumable_events: usize,
+    /// Where events are kept for resumption, instead of the default in-memory store.
+    pub event_store: Option<Arc<dyn EventStore>>,
     /// How long a client may take to send its request headers.
     pub header_read_timeout: Duration,
     /// Where old (2024-11-05) clients open the legacy HTTP+SSE transport's stream (`None`
@@ -115,6 +123,7 @@ impl Default for HttpServerOptions {
             json_response: false,
             sse_retry: Duration::from_secs(1),
             resumable_events: 256,
+            event_store: None,
             header_read_timeout: Duration::from_secs(10),
             legacy_sse_path: Some("/sse".into()),
             legacy_messages_path: "/messages".into(),
@@ -142,6 +151,7 @@ pub struct HttpServer {
 }
 
 struct HttpSession {
+    _slot: Slot,
     engine: Session,
     inbound: mpsc::Sender<Inbound>,
     streams: Arc<Streams>,
@@ -154,9 +164,33 @@ pub(super) struct State {
     pub(super) factory: SessionFactory,
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
     pub(super) legacy: LegacySessions,
+    /// Sessions of every kind alive now, against `max_sessions`.
+    slots_used: Arc<AtomicUsize>,
+    event_store: Option<Arc<dyn EventStore>>,
+}
+
+/// One of the `max_sessions` places, given back when dropped.
+pub(super) struct Slot(Arc<AtomicUsize>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl State {
+    /// Takes a session place, or `None` at the cap; taking and counting are one atomic step,
+    /// so concurrent `initialize`s cannot overshoot it.
+    pub(super) fn reserve_slot(&self) -> Option<Slot> {
+        let max = self.options.max_sessions;
+        self.slots_used
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Slot(self.slots_used.clone()))
+    }
+
     /// Open sessions of both transports (they share the cap).
     pub(super) fn session_count(&self) -> usize {
         self.sessions.lock().len() + self.legacy.len()
@@ -186,12 +220,20 @@ impl HttpServer {
         }
         let policy = match &options.allowed_hosts {
             Some(hosts) => HostPolicy::new(hosts.clone(), options.allowed_origins.clone()),
+            // Reachable from the network and authenticating every request: whatever name the
+            // clients use for it is fine.
+            None if !loopback => HostPolicy::any_host(options.allowed_origins.clone()),
             None => HostPolicy::new(
                 super::security::LOOPBACK_HOSTS
                     .iter()
                     .map(|s| (*s).to_owned()),
                 options.allowed_origins.clone(),
             ),
+        };
+        let event_store = match (&options.event_store, options.resumable_events) {
+            (Some(store), _) => Some(store.clone()),
+            (None, 0) => None,
+            (None, n) => Some(Arc::new(InMemoryEventStore::new(n)) as Arc<dyn EventStore>),
         };
         let listener = TcpListener::bind(options.bind).await?;
         let addr = listener.local_addr()?;
@@ -202,6 +244,8 @@ impl HttpServer {
             factory,
             sessions: Mutex::new(HashMap::new()),
             legacy: LegacySessions::default(),
+            slots_used: Arc::new(AtomicUsize::new(0)),
+            event_store,
         });
         let stop = CancellationToken::new();
         tokio::spawn(accept_loop(listener, state.clone(), stop.clone()));
@@ -311,7 +355,7 @@ async fn reap_idle(state: Arc<State>, stop: CancellationToken) {
 
 async fn handle(state: &Arc<State>, req: Request<Incoming>) -> Response<Body> {
     // Decided before the body is read: DNS rebinding, routing, authentication.
-    if let Err(refusal) = state.policy.check(req.headers()) {
+    if let Err(refusal) = state.policy.check_request(req.uri(), req.headers()) {
         return body::rpc_error(
             refusal.status,
             None,
@@ -356,7 +400,7 @@ async fn handle(state: &Arc<State>, req: Request<Incoming>) -> Response<Body> {
     }
     match *req.method() {
         Method::POST => post(state, req).await,
-        Method::GET => get(state, req),
+        Method::GET => get(state, req).await,
         Method::DELETE => delete(state, req).await,
         _ => {
             let mut r = body::empty(StatusCode::METHOD_NOT_ALLOWED);
@@ -481,6 +525,18 @@ pub(super) async fn read_json_body(
     }
 }
 
+/// 503 with a hint to come back: every session place is taken.
+pub(super) fn too_many_sessions() -> Response<Body> {
+    let mut r = refuse(
+        StatusCode::SERVICE_UNAVAILABLE,
+        codes::INTERNAL_ERROR,
+        "too many sessions",
+    );
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+    r
+}
+
 fn too_large(cap: usize) -> Response<Body> {
     refuse(
         StatusCode::PAYLOAD_TOO_LARGE,
@@ -579,7 +635,10 @@ async fn session_post(
     };
     if state.options.stateless {
         // Each request stands alone; the handshake-era engine is told it is initialized.
-        let streams = Streams::new(0, state.options.json_response);
+        let Some(slot) = state.reserve_slot() else {
+            return too_many_sessions();
+        };
+        let streams = Streams::new(None, state.options.json_response);
         let (engine, inbound) = start_engine(state, &streams);
         if !shape.initialize {
             let v = version.unwrap_or(ProtocolVersion::V2025_03_26);
@@ -589,7 +648,10 @@ async fn session_post(
             });
         }
         let close = engine.clone();
-        let on_end: OnEnd = Box::new(move || close.request_close());
+        let on_end: OnEnd = Box::new(move || {
+            drop(slot);
+            close.request_close();
+        });
         return deliver(
             &streams,
             inbound,
@@ -606,25 +668,23 @@ async fn session_post(
     let session_id = header_str(headers, &headers::MCP_SESSION_ID).map(str::to_owned);
     let (id, session) = match session_id {
         None if shape.initialize => {
-            if state.session_count() >= state.options.max_sessions {
-                let mut r = refuse(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    codes::INTERNAL_ERROR,
-                    "too many sessions",
-                );
-                r.headers_mut()
-                    .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-                return r;
-            }
-            let streams = Streams::new(state.options.resumable_events, state.options.json_response);
+            let Some(slot) = state.reserve_slot() else {
+                return too_many_sessions();
+            };
+            let id = new_session_id();
+            let resumable = state.event_store.clone().map(|store| Resumable {
+                store,
+                session: id.clone(),
+            });
+            let streams = Streams::new(resumable, state.options.json_response);
             let (engine, inbound) = start_engine(state, &streams);
             let session = Arc::new(HttpSession {
+                _slot: slot,
                 engine,
                 inbound,
                 streams,
                 last_active: Mutex::new(Instant::now()),
             });
-            let id = new_session_id();
             state.sessions.lock().insert(id.clone(), session.clone());
             (id, session)
         }
@@ -833,10 +893,16 @@ async fn stateless_post(
         // Notifications have no request to belong to in a stateless exchange.
         return body::empty(StatusCode::ACCEPTED);
     }
-    let streams = Streams::new(0, state.options.json_response);
+    let Some(slot) = state.reserve_slot() else {
+        return too_many_sessions();
+    };
+    let streams = Streams::new(None, state.options.json_response);
     let (engine, inbound) = start_engine(state, &streams);
     let close = engine.clone();
-    let on_end: OnEnd = Box::new(move || close.request_close());
+    let on_end: OnEnd = Box::new(move || {
+        drop(slot);
+        close.request_close();
+    });
     deliver(
         &streams,
         inbound,
@@ -851,7 +917,7 @@ async fn stateless_post(
     .await
 }
 
-fn get(state: &State, req: Request<Incoming>) -> Response<Body> {
+async fn get(state: &State, req: Request<Incoming>) -> Response<Body> {
     let headers = req.headers();
     if !accepts(headers, "text/event-stream") {
         return refuse(
@@ -885,8 +951,18 @@ fn get(state: &State, req: Request<Incoming>) -> Response<Body> {
     *session.last_active.lock() = Instant::now();
     let retry = Some(state.options.sse_retry.as_millis() as u64);
     if let Some(last) = header_str(headers, &headers::LAST_EVENT_ID) {
-        return match session.streams.resume(last) {
-            Some(opened) => body::sse(StatusCode::OK, vec![], opened.rx, None, false),
+        return match session.streams.resume(last).await {
+            Some(resumed) => {
+                let prelude = resumed
+                    .replayed
+                    .iter()
+                    .map(|d| SseEvent::message(Some(d.event_id.clone()), &d.json))
+                    .collect();
+                match resumed.live {
+                    Some(rx) => body::sse(StatusCode::OK, prelude, rx, None, false),
+                    None => body::sse(StatusCode::OK, prelude, empty_rx(), None, true),
+                }
+            }
             None => refuse(
                 StatusCode::NOT_FOUND,
                 codes::INVALID_REQUEST,

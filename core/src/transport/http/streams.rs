@@ -10,14 +10,12 @@
 //! nothing; the server can also end a stream on purpose (SEP-1699 polling) and the answer
 //! then arrives on the resumed stream.
 
-use std::{
-    collections::{HashMap, VecDeque},
-    sync::Arc,
-};
+use std::{collections::HashMap, sync::Arc};
 
 use bytes::Bytes;
 use tokio::sync::mpsc;
 
+use super::event_store::EventStore;
 use crate::{
     jsonrpc::{ErrorObject, RequestId},
     sync::Mutex,
@@ -41,8 +39,8 @@ struct Stream {
     /// Requests on this stream still to be answered.
     pending: usize,
     next_seq: u64,
-    /// Recent events, for resumption.
-    kept: VecDeque<(u64, Delivery)>,
+    /// The sequence number of the event that answered the last request.
+    final_seq: Option<u64>,
     finished: bool,
 }
 
@@ -53,13 +51,34 @@ struct Table {
     standalone: Option<u64>,
 }
 
+/// Where a session's events go for resumption: the server's store and the session's id.
+pub(crate) struct Resumable {
+    pub(crate) store: Arc<dyn EventStore>,
+    pub(crate) session: String,
+}
+
 /// The streams of one session.
 pub(crate) struct Streams {
     table: Mutex<Table>,
-    /// Events kept per stream for resumption (0: no resumability).
-    keep: usize,
+    /// `None`: nothing is resumable (stateless requests, or resumption turned off).
+    resumable: Option<Resumable>,
     /// Responses are plain JSON bodies, which carry nothing before the answer.
     json_only: bool,
+}
+
+/// A stream picked up again: the events the client missed, then (unless the stream had
+/// finished) the live ones.
+pub(crate) struct Resumed {
+    pub(crate) replayed: Vec<Delivery>,
+    pub(crate) live: Option<mpsc::UnboundedReceiver<Delivery>>,
+}
+
+impl Drop for Streams {
+    fn drop(&mut self) {
+        if let Some(r) = &self.resumable {
+            r.store.forget_session(&r.session);
+        }
+    }
 }
 
 /// A stream just opened: its id and the receiver its HTTP response reads.
@@ -69,7 +88,7 @@ pub(crate) struct Opened {
 }
 
 impl Streams {
-    pub(crate) fn new(keep: usize, json_only: bool) -> Arc<Self> {
+    pub(crate) fn new(resumable: Option<Resumable>, json_only: bool) -> Arc<Self> {
         Arc::new(Streams {
             table: Mutex::new(Table {
                 next_stream: 1,
@@ -77,7 +96,7 @@ impl Streams {
                 streams: HashMap::new(),
                 standalone: None,
             }),
-            keep,
+            resumable,
             json_only,
         })
     }
@@ -93,7 +112,7 @@ impl Streams {
     pub(crate) fn open(&self, ids: &[RequestId], batch: bool) -> Opened {
         let (tx, rx) = mpsc::unbounded_channel();
         let mut table = self.table.lock();
-        compact(&mut table);
+        self.compact(&mut table);
         let stream = table.next_stream;
         table.next_stream += 1;
         for id in ids {
@@ -106,7 +125,7 @@ impl Streams {
                 live: Some(tx),
                 pending,
                 next_seq: 1,
-                kept: VecDeque::new(),
+                final_seq: None,
                 finished: false,
             },
         );
@@ -135,29 +154,46 @@ impl Streams {
                 live: Some(tx),
                 pending: 0,
                 next_seq: 1,
-                kept: VecDeque::new(),
+                final_seq: None,
                 finished: false,
             },
         );
         Some(Opened { stream, rx })
     }
 
-    /// Reattaches a dropped stream after `last_event_id`, replaying what the client missed.
-    /// `None` if the id names no stream of this session.
-    pub(crate) fn resume(&self, last_event_id: &str) -> Option<Opened> {
+    /// Reattaches a dropped stream after `last_event_id`: what the client missed (replayed from
+    /// the store), and the live stream from there on unless it already finished. `None` if the
+    /// id names no stream of this session, or the session keeps nothing to resume.
+    pub(crate) async fn resume(&self, last_event_id: &str) -> Option<Resumed> {
         let (stream, seq) = parse_event_id(last_event_id)?;
+        let resumable = self.resumable.as_ref()?;
         let (tx, rx) = mpsc::unbounded_channel();
-        let mut table = self.table.lock();
-        let s = table.streams.get_mut(&stream)?;
-        for (n, delivery) in &s.kept {
-            if *n > seq {
-                let _ = tx.send(delivery.clone());
+        // Live delivery starts right after `upto`; the store supplies everything up to it, so
+        // nothing is lost or sent twice whatever arrives meanwhile.
+        let (upto, final_seq, finished) = {
+            let mut table = self.table.lock();
+            let s = table.streams.get_mut(&stream)?;
+            if !s.finished {
+                s.live = Some(tx);
             }
-        }
-        if !s.finished {
-            s.live = Some(tx);
-        }
-        Some(Opened { stream, rx })
+            (s.next_seq - 1, s.final_seq, s.finished)
+        };
+        let replayed = resumable
+            .store
+            .replay(&resumable.session, stream, seq)
+            .await
+            .into_iter()
+            .filter(|(n, _)| *n <= upto)
+            .map(|(n, json)| Delivery {
+                event_id: format!("{stream}-{n}"),
+                json,
+                is_final: Some(n) == final_seq,
+            })
+            .collect();
+        Some(Resumed {
+            replayed,
+            live: if finished { None } else { Some(rx) },
+        })
     }
 
     /// Whether the stream has sent its last answer.
@@ -202,7 +238,6 @@ impl Streams {
             tracing::debug!(target: "oxmcp::http", "no stream for an outbound message ({:?}); dropped", frame.route);
             return server_request_id(&json);
         };
-        let keep = self.keep;
         let Some(s) = table.streams.get_mut(&stream) else {
             return server_request_id(&json);
         };
@@ -217,11 +252,9 @@ impl Streams {
             json,
             is_final,
         };
-        if keep > 0 {
-            if s.kept.len() >= keep {
-                s.kept.pop_front();
-            }
-            s.kept.push_back((seq, delivery.clone()));
+        if let Some(r) = &self.resumable {
+            r.store
+                .append(&r.session, stream, seq, delivery.json.clone());
         }
         if let Some(live) = &s.live
             && live.send(delivery).is_err()
@@ -231,8 +264,9 @@ impl Streams {
         }
         if is_final {
             s.finished = true;
+            s.final_seq = Some(seq);
             s.live = None;
-            if keep == 0 {
+            if self.resumable.is_none() {
                 table.streams.remove(&stream);
             }
         }
@@ -258,6 +292,27 @@ impl Streams {
         table.by_request.clear();
     }
 
+    /// Forgets old finished streams: a client resumes within moments or not at all.
+    fn compact(&self, table: &mut Table) {
+        if table.streams.len() as u64 <= FINISHED_KEPT * 2 {
+            return;
+        }
+        let horizon = table.next_stream.saturating_sub(FINISHED_KEPT);
+        let standalone = table.standalone;
+        let old: Vec<u64> = table
+            .streams
+            .iter()
+            .filter(|(id, s)| s.finished && **id < horizon && Some(**id) != standalone)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in old {
+            table.streams.remove(&id);
+            if let Some(r) = &self.resumable {
+                r.store.forget_stream(&r.session, id);
+            }
+        }
+    }
+
     /// Whether any HTTP response is attached (an idle session has none).
     pub(crate) fn any_live(&self) -> bool {
         self.table
@@ -270,18 +325,6 @@ impl Streams {
 
 /// Finished streams kept for resumption, beyond which the oldest are forgotten.
 const FINISHED_KEPT: u64 = 64;
-
-/// Forgets old finished streams: a client resumes within moments or not at all.
-fn compact(table: &mut Table) {
-    if table.streams.len() as u64 <= FINISHED_KEPT * 2 {
-        return;
-    }
-    let horizon = table.next_stream.saturating_sub(FINISHED_KEPT);
-    let standalone = table.standalone;
-    table
-        .streams
-        .retain(|id, s| !s.finished || *id >= horizon || Some(*id) == standalone);
-}
 
 /// `"<stream>-<seq>"` → `(stream, seq)`.
 pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
