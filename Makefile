@@ -12,18 +12,19 @@ export CARGO_TERM_COLOR ?= never
 # Where test peers are installed (gitignored).
 TOOLS := $(CURDIR)/target/test-tools
 
-.PHONY: help demo test lint rust-tests
+.PHONY: help demo test lint rust-tests conformance conformance-deps
 
 help:
 	@echo "make demo   build the examples and run the weather client against the weather server"
 	@echo "make test   everything: fmt, clippy, Rust tests (protocol, stdio, child processes,"
-	@echo "            interop with the official Python and TypeScript SDKs), fuzz corpus replay"
+	@echo "            interop with the official Python and TypeScript SDKs), fuzz corpus replay,"
+	@echo "            and the official conformance suite (make conformance)"
 
 demo:
 	$(CARGO) build --release --examples --locked
 	./target/release/examples/weather_client
 
-test: lint rust-tests
+test: lint rust-tests conformance
 	@echo "make test: all checks passed"
 
 lint:
@@ -121,3 +122,26 @@ fuzz-smoke: fuzz-build
 
 fuzz-replay:
 	$(CARGO) test --locked -p oxmcp --test fuzz_corpus_replay
+
+# --- Conformance: the official MCP conformance harness ---------------------------------------
+# tests/conformance/package.json pins @modelcontextprotocol/conformance 0.1.16 and
+# 0.2.0-alpha.12 and node@22.23.3 (0.1.16 needs Node 22; the package brings the binary);
+# `npm ci` installs them from the committed lockfile. run.mjs drives the fixture server and the
+# conformance client through every run, prints one line per scenario and
+# `conformance: N passed, M failed`, and fails on anything not in expected-failures.json.
+CONFORMANCE_DIR := $(CURDIR)/tests/conformance
+CONFORMANCE_STAMP := $(CONFORMANCE_DIR)/node_modules/.npm-ci-done
+
+conformance-deps: $(CONFORMANCE_STAMP)
+
+$(CONFORMANCE_STAMP): $(CONFORMANCE_DIR)/package.json $(CONFORMANCE_DIR)/package-lock.json
+	command -v npm >/dev/null || { echo "conformance-deps: npm is not on PATH" >&2; exit 1; }
+	cd $(CONFORMANCE_DIR) && $(NPM) ci --no-audit --no-fund
+	touch $@
+
+conformance: conformance-deps
+	$(CARGO) build --locked --example conformance_server --example conformance_client
+	$(CONFORMANCE_DIR)/node_modules/.bin/node $(CONFORMANCE_DIR)/run.mjs \
+	  --server target/debug/examples/conformance_server \
+	  --client target/debug/examples/conformance_client \
+	  --out target/conformance
