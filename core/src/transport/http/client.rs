@@ -18,6 +18,7 @@ use bytes::Bytes;
 use futures::future::BoxFuture;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, Uri, header};
 use http_body_util::{BodyExt, Full};
+use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::{
     client::legacy::{Client as HyperClient, connect::HttpConnector},
     rt::TokioExecutor,
@@ -59,6 +60,9 @@ pub struct HttpClientOptions {
     pub legacy_fallback: bool,
     /// How many times a dropped stream is resumed before the request fails.
     pub max_resumptions: u32,
+    /// Root certificates (DER) trusted for `https://` besides the built-in and system ones
+    /// (a private CA, a test server's self-signed certificate).
+    pub extra_root_certificates: Vec<Vec<u8>>,
 }
 
 impl std::fmt::Debug for HttpClientOptions {
@@ -79,6 +83,7 @@ impl Default for HttpClientOptions {
             get_stream: true,
             legacy_fallback: true,
             max_resumptions: 5,
+            extra_root_certificates: Vec::new(),
         }
     }
 }
@@ -89,27 +94,30 @@ pub struct HttpClientTransport {
     url: Uri,
     options: HttpClientOptions,
     param_headers: ParamHeaderTable,
+    tls: Arc<rustls::ClientConfig>,
 }
 
 impl HttpClientTransport {
-    /// A transport for `url` (`http://` only; TLS is not built in yet).
+    /// A transport for `url` (`http://` or `https://`).
     pub fn new(url: &str, options: HttpClientOptions) -> Result<Self, Error> {
         let uri: Uri = url
             .parse()
             .map_err(|e| Error::InvalidArgument(format!("invalid URL `{url}`: {e}")))?;
         match uri.scheme_str() {
-            Some("http") => {}
+            Some("http" | "https") => {}
             Some(other) => {
                 return Err(Error::InvalidArgument(format!(
-                    "unsupported URL scheme `{other}` (http only)"
+                    "unsupported URL scheme `{other}` (http or https)"
                 )));
             }
             None => return Err(Error::InvalidArgument(format!("URL `{url}` has no scheme"))),
         }
+        let tls = super::tls::client_config(&options.extra_root_certificates)?;
         Ok(HttpClientTransport {
             url: uri,
             options,
             param_headers: ParamHeaderTable::default(),
+            tls,
         })
     }
 
@@ -120,7 +128,7 @@ impl HttpClientTransport {
     }
 }
 
-type Http = HyperClient<HttpConnector, Full<Bytes>>;
+type Http = HyperClient<HttpsConnector<HttpConnector>, Full<Bytes>>;
 
 /// How long sent bytes may stay unacknowledged before the connection is given up (Linux
 /// `TCP_USER_TIMEOUT`).
@@ -166,6 +174,13 @@ impl Transport for HttpClientTransport {
         // request is safely sent again on a new connection.
         connector.set_tcp_user_timeout(Some(UNACKNOWLEDGED_LIMIT));
         connector.set_connect_timeout(Some(CONNECT_TIMEOUT));
+        // The TLS layer below needs the plain connector to pass `https://` through.
+        connector.enforce_http(false);
+        let connector = HttpsConnectorBuilder::new()
+            .with_tls_config((*self.tls).clone())
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(connector);
         let http = HyperClient::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(90))
             .build(connector);
