@@ -121,6 +121,20 @@ impl Run {
     }
 
     /// Waits until `n` marked processes are alive.
+    /// Waits for a grandchild fixture to say its SIGTERM handler is in place, and for the
+    /// two processes of the run; returns their pids.
+    async fn expect_grandchild(&self, stderr: &StderrHandle) -> Vec<u32> {
+        poll(Duration::from_secs(5), || {
+            stderr
+                .tail(usize::MAX)
+                .contains("sleeper: ready")
+                .then_some(())
+        })
+        .await
+        .expect("the grandchild starts");
+        self.expect_processes(2).await
+    }
+
     async fn expect_processes(&self, n: usize) -> Vec<u32> {
         let found = poll(Duration::from_secs(5), || {
             let pids = self.processes();
@@ -488,15 +502,7 @@ fn grandchild_holding_stdout_dies_with_the_group() {
         let monitor = child.monitor();
         let stderr = child.stderr();
         let client = connect(child).await;
-        poll(Duration::from_secs(5), || {
-            stderr
-                .tail(usize::MAX)
-                .contains("sleeper: ready")
-                .then_some(())
-        })
-        .await
-        .expect("the grandchild starts");
-        run.expect_processes(2).await;
+        run.expect_grandchild(&stderr).await;
 
         let took = timed_close(&client).await;
         eprintln!("[timing] server exiting on EOF, grandchild holding stdout: close took {took:?}");
@@ -519,15 +525,7 @@ fn sigterm_reaches_the_whole_group() {
         let monitor = child.monitor();
         let stderr = child.stderr();
         let client = connect(child).await;
-        poll(Duration::from_secs(5), || {
-            stderr
-                .tail(usize::MAX)
-                .contains("sleeper: ready")
-                .then_some(())
-        })
-        .await
-        .expect("the grandchild starts");
-        run.expect_processes(2).await;
+        run.expect_grandchild(&stderr).await;
 
         let (took, sigterm_at) = close_watching(client, &stderr, "sleeper: SIGTERM received").await;
         eprintln!(
@@ -560,15 +558,7 @@ fn escaped_grandchild_does_not_hold_the_connection_or_our_descriptors() {
         let stderr = child.stderr();
         let server_pid = child.pid();
         let client = connect(child).await;
-        poll(Duration::from_secs(5), || {
-            stderr
-                .tail(usize::MAX)
-                .contains("sleeper: ready")
-                .then_some(())
-        })
-        .await
-        .expect("the grandchild starts");
-        let pids = run.expect_processes(2).await;
+        let pids = run.expect_grandchild(&stderr).await;
         let escapee = pids
             .into_iter()
             .find(|&p| p != server_pid)
@@ -725,15 +715,7 @@ fn server_dying_with_a_grandchild_holding_stdout_fails_the_call_at_once() {
         let monitor = child.monitor();
         let stderr = child.stderr();
         let client = connect(child).await;
-        poll(Duration::from_secs(5), || {
-            stderr
-                .tail(usize::MAX)
-                .contains("sleeper: ready")
-                .then_some(())
-        })
-        .await
-        .expect("the grandchild starts");
-        run.expect_processes(2).await;
+        run.expect_grandchild(&stderr).await;
 
         let started = Instant::now();
         let call = client.call_tool("die", json!({"code": 7, "message": "fatal: seven"}));

@@ -30,13 +30,15 @@
 
 mod interop_http;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
+use interop_http::peers::{Asked, python_script as script, venv_python};
 use interop_http::{
-    Asked, Connected, Peer, assert_passed, capable, describe_output, rpc, wait_for_exchange,
+    Connected, Peer, assert_passed, capable, describe_output, rpc, wait_for_exchange,
 };
+
 use oxmcp::{
     Error, ProtocolVersion,
     client::{Client, ClientOptions, ProtocolMode},
@@ -47,40 +49,10 @@ use oxmcp::{
 use serde_json::{Value, json};
 use tokio::process::Command;
 
-const PYTHON_VAR: &str = "OXMCP_INTEROP_PYTHON";
-
 /// What the SDK servers report as their version: the release actually running.
 const SERVER_VERSION: &str = "mcp-2.3.0";
 
 const HANDSHAKE: ProtocolMode = ProtocolMode::Handshake(ProtocolVersion::V2025_11_25);
-
-/// The venv's python, or `None` when the peers are not installed (the test then skips).
-fn venv_python() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os(PYTHON_VAR).filter(|p| !p.is_empty()) {
-        let path = PathBuf::from(path);
-        assert!(
-            path.is_file(),
-            "{PYTHON_VAR}={} does not exist; run `make interop-deps`",
-            path.display()
-        );
-        return Some(path);
-    }
-    if std::env::var("OXMCP_REQUIRE_INTEROP").is_ok_and(|v| v == "1") {
-        panic!(
-            "{PYTHON_VAR} is not set but OXMCP_REQUIRE_INTEROP=1: run `make interop-deps` \
-             (`make interop-test` does it and exports the variable)"
-        );
-    }
-    eprintln!("skipped: {PYTHON_VAR} is not set (run `make interop-test`)");
-    None
-}
-
-/// A file of `tests/interop/python/`.
-fn script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/interop/python")
-        .join(name)
-}
 
 /// `http_server.py APP TRANSPORT`: `tools` (greet, add, fail) or `features`, served as
 /// `streamable`, `stateless`, `json`, `stateless-json` or `sse`.

@@ -24,13 +24,15 @@
 
 mod interop_http;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
+use interop_http::peers::{Asked, node_dir};
 use interop_http::{
-    Asked, Connected, Peer, assert_passed, capable, describe_output, rpc, wait_for_exchange,
+    Connected, Peer, assert_passed, capable, describe_output, rpc, wait_for_exchange,
 };
+
 use oxmcp::{
     ProtocolVersion,
     client::{ClientOptions, ProtocolMode},
@@ -40,36 +42,11 @@ use oxmcp::{
 use serde_json::{Value, json};
 use tokio::process::Command;
 
-const NODE_DIR_VAR: &str = "OXMCP_INTEROP_NODE_DIR";
-
 /// What `http_server.mjs` reports as its version: the SDK release actually installed.
 const SERVER_VERSION: &str = "sdk-1.32.2";
 
 /// What a crash of the Node server prints.
 const CRASH: &str = "request failed:";
-
-/// The directory with the Node scripts and their installed SDK, or `None` when the peers are
-/// not installed (the test then skips).
-fn node_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os(NODE_DIR_VAR).filter(|p| !p.is_empty()) {
-        let dir = PathBuf::from(dir);
-        let sdk = dir.join("node_modules/@modelcontextprotocol/sdk/package.json");
-        assert!(
-            sdk.is_file(),
-            "{} is missing; run `make interop-deps`",
-            sdk.display()
-        );
-        return Some(dir);
-    }
-    if std::env::var("OXMCP_REQUIRE_INTEROP").is_ok_and(|v| v == "1") {
-        panic!(
-            "{NODE_DIR_VAR} is not set but OXMCP_REQUIRE_INTEROP=1: run `make interop-deps` \
-             (`make interop-test` does it and exports the variable)"
-        );
-    }
-    eprintln!("skipped: {NODE_DIR_VAR} is not set (run `make interop-test`)");
-    None
-}
 
 /// `node http_server.mjs MODE`: `stateful`, `stateless`, `stateful-json`, `stateless-json`
 /// or `sse`.

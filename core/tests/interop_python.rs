@@ -18,12 +18,9 @@
 
 mod common;
 
-use std::{
-    path::{Path, PathBuf},
-    process::Stdio,
-    time::Duration,
-};
+use std::{path::Path, process::Stdio, time::Duration};
 
+use common::peers::{python_script as script, venv_python};
 use common::{Side, Wire};
 use oxmcp::{
     Error, ProtocolVersion,
@@ -38,43 +35,9 @@ use oxmcp::{
 };
 use serde_json::{Value, json};
 
-const PYTHON_VAR: &str = "OXMCP_INTEROP_PYTHON";
-
 /// What `server.py` reports as its version: the SDK release actually running, which proves
 /// the venv holds the pinned one.
 const SERVER_VERSION: &str = "mcp-2.3.0";
-
-/// The venv's python, or `None` when the peers are not installed (the test then skips).
-fn venv_python() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os(PYTHON_VAR).filter(|p| !p.is_empty()) {
-        let path = PathBuf::from(path);
-        assert!(
-            path.is_file(),
-            "{PYTHON_VAR}={} does not exist; run `make interop-deps`",
-            path.display()
-        );
-        return Some(path);
-    }
-    if std::env::var("OXMCP_REQUIRE_INTEROP").is_ok_and(|v| v == "1") {
-        panic!(
-            "{PYTHON_VAR} is not set but OXMCP_REQUIRE_INTEROP=1: run `make interop-deps` \
-             (`make test` and `make interop-test` do it and export the variable)"
-        );
-    }
-    eprintln!(
-        "skipped: {PYTHON_VAR} is not set (run `make interop-test`, or `make interop-deps` \
-         and, from the repository root, export \
-         {PYTHON_VAR}=$PWD/target/test-tools/interop-venv/bin/python)"
-    );
-    None
-}
-
-/// A file of `tests/interop/python/`.
-fn script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/interop/python")
-        .join(name)
-}
 
 /// oxmcp's client connected to the Python server, with every frame recorded.
 struct PythonServer {

@@ -20,23 +20,15 @@
 
 mod common;
 
-use std::{
-    collections::BTreeMap,
-    path::{Path, PathBuf},
-    process::Stdio,
-    sync::{Arc, Mutex},
-    time::Duration,
-};
+use std::{collections::BTreeMap, path::Path, process::Stdio, time::Duration};
 
+use common::peers::{Asked, Inbox, capable, python_script as script, venv_python};
 use common::{Side, Wire};
 use oxmcp::{
     Error, ProtocolVersion,
     client::{Client, ClientOptions, ProtocolMode},
     jsonrpc::{ErrorObject, codes},
-    protocol::{
-        CompletionReference, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-        ElicitResult, ListRootsResult, LoggingLevel, Role, Root, SubscriptionFilter,
-    },
+    protocol::{CompletionReference, CreateMessageResult, LoggingLevel, SubscriptionFilter},
     session::RequestOptions,
     transport::{
         Transport,
@@ -47,8 +39,6 @@ use oxmcp::{
 use serde::Serialize;
 use serde_json::{Value, json};
 
-const PYTHON_VAR: &str = "OXMCP_INTEROP_PYTHON";
-
 /// What `feature_server.py` reports as its version: the SDK release actually running.
 const SERVER_VERSION: &str = "mcp-2.3.0";
 
@@ -56,141 +46,9 @@ const SERVER_VERSION: &str = "mcp-2.3.0";
 const PNG: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
 
-/// The venv's python, or `None` when the peers are not installed (the test then skips).
-fn venv_python() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os(PYTHON_VAR).filter(|p| !p.is_empty()) {
-        let path = PathBuf::from(path);
-        assert!(
-            path.is_file(),
-            "{PYTHON_VAR}={} does not exist; run `make interop-deps`",
-            path.display()
-        );
-        return Some(path);
-    }
-    if std::env::var("OXMCP_REQUIRE_INTEROP").is_ok_and(|v| v == "1") {
-        panic!(
-            "{PYTHON_VAR} is not set but OXMCP_REQUIRE_INTEROP=1: run `make interop-deps` \
-             (`make test` and `make interop-test` do it and export the variable)"
-        );
-    }
-    eprintln!(
-        "skipped: {PYTHON_VAR} is not set (run `make interop-test`, or `make interop-deps` \
-         and, from the repository root, export \
-         {PYTHON_VAR}=$PWD/target/test-tools/interop-venv/bin/python)"
-    );
-    None
-}
-
-/// A file of `tests/interop/python/`.
-fn script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/interop/python")
-        .join(name)
-}
-
 /// The two eras these tests cover against the Python server.
 const AUTO: ProtocolMode = ProtocolMode::Auto;
 const HANDSHAKE: ProtocolMode = ProtocolMode::Handshake(ProtocolVersion::V2025_11_25);
-
-/// Notifications the server sent that reached `on_notification`, in order.
-#[derive(Clone, Default)]
-struct Inbox(Arc<Mutex<Vec<(String, Value)>>>);
-
-impl Inbox {
-    fn install(&self, options: ClientOptions) -> ClientOptions {
-        let inbox = self.clone();
-        options.on_notification(move |method, params| {
-            let params = params.unwrap_or(Value::Null);
-            inbox.0.lock().unwrap().push((method.to_owned(), params));
-        })
-    }
-
-    /// Removes and returns the params of every notification with this method.
-    fn take(&self, method: &str) -> Vec<Value> {
-        let mut all = self.0.lock().unwrap();
-        let (taken, kept) = all.drain(..).partition(|(m, _)| m == method);
-        *all = kept;
-        taken.into_iter().map(|(_, p)| p).collect()
-    }
-}
-
-/// What the client's handlers were asked, in order.
-#[derive(Clone, Default)]
-struct Asked(Arc<Mutex<Vec<(&'static str, Value)>>>);
-
-impl Asked {
-    fn push(&self, kind: &'static str, params: impl Serialize) {
-        let params = serde_json::to_value(params).unwrap();
-        self.0.lock().unwrap().push((kind, params));
-    }
-
-    fn take(&self) -> Vec<(&'static str, Value)> {
-        std::mem::take(&mut *self.0.lock().unwrap())
-    }
-}
-
-/// A client that answers everything: sampling echoes the prompt, elicitation answers by the
-/// message (`decline…` declines, `sloppy…` breaks the schema, the SEP-1034 form gets only a
-/// name so the client must fill in the defaults), roots lists two directories.
-fn capable(options: ClientOptions, asked: &Asked) -> ClientOptions {
-    let (a, b, c) = (asked.clone(), asked.clone(), asked.clone());
-    options
-        .sampling(move |params: CreateMessageRequestParams, _cancel| {
-            let asked = a.clone();
-            async move {
-                let text = params.messages[0].content["text"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned();
-                asked.push("sampling", &params);
-                Ok(CreateMessageResult {
-                    role: Role::Assistant,
-                    content: json!({"type": "text", "text": format!("echo: {text}")}),
-                    model: "oxmcp-test-model".into(),
-                    stop_reason: Some("endTurn".into()),
-                    meta: None,
-                    extra: Default::default(),
-                })
-            }
-        })
-        .elicitation(move |params: ElicitRequestParams, _cancel| {
-            let asked = b.clone();
-            async move {
-                asked.push("elicitation", &params);
-                Ok(match params.message.as_str() {
-                    m if m.starts_with("decline") => ElicitResult::decline(),
-                    m if m.starts_with("sloppy") => {
-                        ElicitResult::accept(json!({"username": 42, "email": ["a", "b"]}))
-                    }
-                    "Review the defaults" => ElicitResult::accept(json!({"name": "Ada"})),
-                    _ => {
-                        ElicitResult::accept(json!({"username": "ada", "email": "ada@example.com"}))
-                    }
-                })
-            }
-        })
-        .roots(move |_cancel| {
-            let asked = c.clone();
-            async move {
-                asked.push("roots", json!({}));
-                Ok(ListRootsResult {
-                    roots: vec![
-                        Root {
-                            uri: "file:///workspace".into(),
-                            name: Some("workspace".into()),
-                            meta: None,
-                        },
-                        Root {
-                            uri: "file:///tmp/scratch".into(),
-                            name: None,
-                            meta: None,
-                        },
-                    ],
-                    meta: None,
-                })
-            }
-        })
-}
 
 /// oxmcp's client connected to `feature_server.py`, every frame recorded.
 struct Features {

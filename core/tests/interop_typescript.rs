@@ -21,12 +21,9 @@
 
 mod common;
 
-use std::{
-    path::{Path, PathBuf},
-    process::Stdio,
-    time::Duration,
-};
+use std::{path::Path, process::Stdio, time::Duration};
 
+use common::peers::node_dir;
 use common::{Side, Wire};
 use oxmcp::{
     Error, ProtocolVersion,
@@ -41,37 +38,9 @@ use oxmcp::{
 };
 use serde_json::{Value, json};
 
-const NODE_DIR_VAR: &str = "OXMCP_INTEROP_NODE_DIR";
-
 /// What `server.mjs` reports as its version: the SDK release actually installed, which
 /// proves `npm ci` installed the pinned one.
 const SERVER_VERSION: &str = "sdk-1.32.2";
-
-/// The directory with the Node scripts and their installed SDK, or `None` when the peers are
-/// not installed (the test then skips).
-fn node_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os(NODE_DIR_VAR).filter(|p| !p.is_empty()) {
-        let dir = PathBuf::from(dir);
-        let sdk = dir.join("node_modules/@modelcontextprotocol/sdk/package.json");
-        assert!(
-            sdk.is_file(),
-            "{} is missing; run `make interop-deps`",
-            sdk.display()
-        );
-        return Some(dir);
-    }
-    if std::env::var("OXMCP_REQUIRE_INTEROP").is_ok_and(|v| v == "1") {
-        panic!(
-            "{NODE_DIR_VAR} is not set but OXMCP_REQUIRE_INTEROP=1: run `make interop-deps` \
-             (`make test` and `make interop-test` do it and export the variable)"
-        );
-    }
-    eprintln!(
-        "skipped: {NODE_DIR_VAR} is not set (run `make interop-test`, or `make interop-deps` \
-         and, from the repository root, export {NODE_DIR_VAR}=$PWD/tests/interop/node)"
-    );
-    None
-}
 
 /// oxmcp's client connected to the TypeScript server, with every frame recorded.
 struct TypeScriptServer {

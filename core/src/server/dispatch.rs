@@ -101,6 +101,17 @@ async fn handle(
     let stateless = lifecycle::stateless_version(server, &ctx)?;
     let method = request.method.as_str();
     let params = request.params.as_deref();
+    // A request that may ask the client for input: what identifies it, and where its answers
+    // ride.
+    let round = |salient: Value, extra| Round {
+        server,
+        data,
+        ctx: &ctx,
+        stateless,
+        method,
+        salient,
+        extra,
+    };
     match (stateless, method) {
         (None, methods::INITIALIZE) => lifecycle::initialize(server, params, &ctx),
         (_, methods::DISCOVER) => respond(server, stateless, &lifecycle::discover(server)),
@@ -121,51 +132,21 @@ async fn handle(
                 meta::PROTOCOL_VERSION
             )))
         }
-        (_, methods::TOOLS_LIST) => {
-            let p: PaginatedRequestParams = parse_params(method, params)?;
-            respond(
-                server,
-                stateless,
-                &features::list_tools(server, p.cursor.as_deref(), stateless)?,
-            )
-        }
+        (_, methods::TOOLS_LIST) => list(server, stateless, method, params, features::list_tools),
         (_, methods::RESOURCES_LIST) => {
-            let p: PaginatedRequestParams = parse_params(method, params)?;
-            respond(
-                server,
-                stateless,
-                &features::list_resources(server, p.cursor.as_deref(), stateless)?,
-            )
+            list(server, stateless, method, params, features::list_resources)
         }
         (_, methods::RESOURCES_TEMPLATES_LIST) => {
-            let p: PaginatedRequestParams = parse_params(method, params)?;
-            respond(
-                server,
-                stateless,
-                &features::list_templates(server, p.cursor.as_deref(), stateless)?,
-            )
+            list(server, stateless, method, params, features::list_templates)
         }
         (_, methods::PROMPTS_LIST) => {
-            let p: PaginatedRequestParams = parse_params(method, params)?;
-            respond(
-                server,
-                stateless,
-                &features::list_prompts(server, p.cursor.as_deref(), stateless)?,
-            )
+            list(server, stateless, method, params, features::list_prompts)
         }
         (_, methods::TOOLS_CALL) => {
             let p: CallToolRequestParams = parse_required(method, params)?;
             let salient = json!({ "name": p.name, "arguments": p.arguments });
             let (name, arguments) = (p.name.clone(), p.arguments.clone());
-            let scope = Round {
-                server,
-                data,
-                ctx: &ctx,
-                stateless,
-                method,
-                salient,
-                extra: &p.extra,
-            };
+            let scope = round(salient, &p.extra);
             scope
                 .run(|ctx| features::call_tool(server, &name, arguments, ctx))
                 .await
@@ -173,15 +154,7 @@ async fn handle(
         (_, methods::RESOURCES_READ) => {
             let p: ResourceUriParams = parse_required(method, params)?;
             let salient = json!({ "uri": p.uri });
-            let scope = Round {
-                server,
-                data,
-                ctx: &ctx,
-                stateless,
-                method,
-                salient,
-                extra: &p.extra,
-            };
+            let scope = round(salient, &p.extra);
             scope
                 .run(|ctx| features::read_resource(server, &p.uri, stateless, ctx))
                 .await
@@ -189,15 +162,7 @@ async fn handle(
         (_, methods::PROMPTS_GET) => {
             let p: GetPromptRequestParams = parse_required(method, params)?;
             let salient = json!({ "name": p.name, "arguments": p.arguments });
-            let scope = Round {
-                server,
-                data,
-                ctx: &ctx,
-                stateless,
-                method,
-                salient,
-                extra: &p.extra,
-            };
+            let scope = round(salient, &p.extra);
             scope.run(|ctx| features::get_prompt(server, &p, ctx)).await
         }
         (_, methods::COMPLETION_COMPLETE) => {
@@ -255,6 +220,22 @@ fn context(
 }
 
 /// A request that may take several round trips (tools/call, resources/read, prompts/get).
+/// A paginated list request: its cursor handed to `list`, the page answered.
+fn list<T: serde::Serialize>(
+    server: &Inner,
+    stateless: Option<ProtocolVersion>,
+    method: &str,
+    params: Option<&serde_json::value::RawValue>,
+    list: impl FnOnce(&Inner, Option<&str>, Option<ProtocolVersion>) -> Result<T, ErrorObject>,
+) -> HandlerResult {
+    let p: PaginatedRequestParams = parse_params(method, params)?;
+    respond(
+        server,
+        stateless,
+        &list(server, p.cursor.as_deref(), stateless)?,
+    )
+}
+
 struct Round<'a> {
     server: &'a Inner,
     data: &'a Arc<SessionData>,

@@ -13,6 +13,9 @@
 #[path = "../common/schema.rs"]
 pub mod schema;
 
+#[path = "../common/peers.rs"]
+pub mod peers;
+
 use std::{
     convert::Infallible,
     net::SocketAddr,
@@ -33,16 +36,14 @@ use hyper_util::{
 use oxmcp::{
     Error,
     client::{Client, ClientOptions, ProtocolMode},
-    protocol::{
-        CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-        LoggingLevel, Role,
-    },
+    protocol::{ElicitRequestParams, ElicitResult, LoggingLevel},
     transport::{
         Transport,
         http::{HttpClientOptions, HttpClientTransport},
         tap::tap,
     },
 };
+use peers::{Asked, echo_sampling};
 use schema::{Side, Wire};
 use serde_json::{Value, json};
 use tokio::{
@@ -548,63 +549,24 @@ pub async fn wait_for_exchange(proxy: &Proxy, what: impl Fn(&Exchange) -> bool) 
     panic!("no such exchange:\n{}", proxy.log());
 }
 
-/// What the client's handlers were asked, in order.
-#[derive(Clone, Default)]
-pub struct Asked(Arc<Mutex<Vec<(&'static str, Value)>>>);
-
-impl Asked {
-    pub fn take(&self) -> Vec<(&'static str, Value)> {
-        std::mem::take(&mut *self.0.lock().unwrap())
-    }
-}
-
 /// A client that samples (echoing the prompt) and elicits (`decline…` declines, `sloppy…`
 /// breaks the schema, anything else accepts), and asks for log messages at info and above.
 pub fn capable(mode: ProtocolMode, asked: &Asked) -> ClientOptions {
-    let (a, b) = (asked.clone(), asked.clone());
-    ClientOptions::new("oxmcp-http", "1.0.0")
+    let b = asked.clone();
+    let options = ClientOptions::new("oxmcp-http", "1.0.0")
         .protocol(mode)
-        .log_level(LoggingLevel::Info)
-        .sampling(move |params: CreateMessageRequestParams, _cancel| {
-            let asked = a.clone();
-            async move {
-                let text = params.messages[0].content["text"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned();
-                asked
-                    .0
-                    .lock()
-                    .unwrap()
-                    .push(("sampling", serde_json::to_value(&params).unwrap()));
-                Ok(CreateMessageResult {
-                    role: Role::Assistant,
-                    content: json!({"type": "text", "text": format!("echo: {text}")}),
-                    model: "oxmcp-test-model".into(),
-                    stop_reason: Some("endTurn".into()),
-                    meta: None,
-                    extra: Default::default(),
-                })
-            }
-        })
-        .elicitation(move |params: ElicitRequestParams, _cancel| {
-            let asked = b.clone();
-            async move {
-                let message = params.message.clone();
-                asked
-                    .0
-                    .lock()
-                    .unwrap()
-                    .push(("elicitation", serde_json::to_value(&params).unwrap()));
-                Ok(match message.as_str() {
-                    m if m.starts_with("decline") => ElicitResult::decline(),
-                    m if m.starts_with("sloppy") => {
-                        ElicitResult::accept(json!({"username": 42, "email": ["a"]}))
-                    }
-                    _ => {
-                        ElicitResult::accept(json!({"username": "ada", "email": "ada@example.com"}))
-                    }
-                })
-            }
-        })
+        .log_level(LoggingLevel::Info);
+    echo_sampling(options, asked).elicitation(move |params: ElicitRequestParams, _cancel| {
+        let asked = b.clone();
+        async move {
+            asked.push("elicitation", &params);
+            Ok(match params.message.as_str() {
+                m if m.starts_with("decline") => ElicitResult::decline(),
+                m if m.starts_with("sloppy") => {
+                    ElicitResult::accept(json!({"username": 42, "email": ["a"]}))
+                }
+                _ => ElicitResult::accept(json!({"username": "ada", "email": "ada@example.com"})),
+            })
+        }
+    })
 }

@@ -348,63 +348,45 @@ async fn send(shared: &Arc<Shared>, body: Bytes, message: Value) -> Option<BoxFu
     }))
 }
 
-/// The headers a message needs: the session's protocol version, or for a stateless request
-/// its own version plus `Mcp-Method` and `Mcp-Name`.
+/// The headers a stateless (2026-07-28) request needs: its version, `Mcp-Method`, `Mcp-Name`
+/// and the `Mcp-Param-*` mirrors of its arguments. (A session's version is added to every
+/// request by `request`.)
 fn message_headers(shared: &Shared, message: &Value) -> HeaderMap {
     let mut h = HeaderMap::new();
-    let method = message.get("method").and_then(Value::as_str);
-    let declared = message
-        .pointer(&format!(
-            "/params/_meta/{}",
-            meta::PROTOCOL_VERSION.replace('/', "~1")
-        ))
+    let params = message.get("params");
+    let declared = params
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(meta::PROTOCOL_VERSION))
         .and_then(Value::as_str);
-    let set = |h: &mut HeaderMap, name: HeaderName, value: &str| {
-        if let Ok(v) = HeaderValue::from_str(value) {
+    let (Some(version), Some(method)) = (declared, message.get("method").and_then(Value::as_str))
+    else {
+        return h;
+    };
+    // Values that cannot travel as plain ASCII go base64-encoded (SEP-2243).
+    let mut set = |name: HeaderName, value: &str| {
+        if let Ok(v) = HeaderValue::from_str(&param_headers::encode(value)) {
             h.insert(name, v);
-        } else {
-            // Non-ASCII or control characters travel base64-encoded (SEP-2243).
-            use base64::Engine;
-            let encoded = format!(
-                "=?base64?{}?=",
-                base64::engine::general_purpose::STANDARD.encode(value)
-            );
-            if let Ok(v) = HeaderValue::from_str(&encoded) {
-                h.insert(name, v);
-            }
         }
     };
-    match declared {
-        Some(version) => {
-            set(&mut h, headers::MCP_PROTOCOL_VERSION, version);
-            if let Some(method) = method {
-                set(&mut h, headers::MCP_METHOD, method);
-                let name = match method {
-                    methods::TOOLS_CALL | methods::PROMPTS_GET => message.pointer("/params/name"),
-                    methods::RESOURCES_READ => message.pointer("/params/uri"),
-                    _ => None,
-                };
-                if let Some(name) = name.and_then(Value::as_str) {
-                    set(&mut h, headers::MCP_NAME, &param_headers::encode(name));
-                    if method == methods::TOOLS_CALL {
-                        let arguments = message.pointer("/params/arguments");
-                        for (header, value) in shared
-                            .param_headers
-                            .headers_for(name, arguments.unwrap_or(&Value::Null))
-                        {
-                            if let (Ok(n), Ok(v)) =
-                                (HeaderName::try_from(header), HeaderValue::from_str(&value))
-                            {
-                                h.insert(n, v);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        None => {
-            if let Some(v) = shared.conn.lock().protocol_version.clone() {
-                set(&mut h, headers::MCP_PROTOCOL_VERSION, &v);
+    set(headers::MCP_PROTOCOL_VERSION, version);
+    set(headers::MCP_METHOD, method);
+    let named = match method {
+        methods::TOOLS_CALL | methods::PROMPTS_GET => params.and_then(|p| p.get("name")),
+        methods::RESOURCES_READ => params.and_then(|p| p.get("uri")),
+        _ => None,
+    };
+    let Some(name) = named.and_then(Value::as_str) else {
+        return h;
+    };
+    set(headers::MCP_NAME, name);
+    if method == methods::TOOLS_CALL {
+        let arguments = params.and_then(|p| p.get("arguments"));
+        for (header, value) in shared
+            .param_headers
+            .headers_for(name, arguments.unwrap_or(&Value::Null))
+        {
+            if let (Ok(n), Ok(v)) = (HeaderName::try_from(header), HeaderValue::from_str(&value)) {
+                h.insert(n, v);
             }
         }
     }

@@ -10,7 +10,7 @@
 use std::{collections::HashMap, sync::Arc};
 
 use bytes::Bytes;
-use http::{HeaderMap, Request, Response, StatusCode};
+use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use tokio::sync::mpsc;
 
@@ -113,14 +113,15 @@ pub(super) async fn post(state: &State, req: Request<Incoming>) -> Response<Body
             "Session not found",
         );
     };
-    let headers: HeaderMap = req.headers().clone();
+    let (parts, body) = req.into_parts();
+    let headers = Arc::new(parts.headers);
     // Unparseable JSON is refused here; JSON that is not a valid message goes to the engine,
     // which answers it on the stream exactly as it would over stdio, where the client listens.
-    let bytes = match read_json_body(state, &headers, req.into_body()).await {
+    let bytes = match read_json_body(state, &headers, body).await {
         Ok((bytes, _decoded)) => bytes,
         Err(refusal) => return refusal,
     };
-    let frame = Inbound::FrameWithHeaders(bytes, Arc::new(headers));
+    let frame = Inbound::FrameWithHeaders(bytes, headers);
     if session.inbound.send(frame).await.is_err() {
         return refuse(
             StatusCode::NOT_FOUND,

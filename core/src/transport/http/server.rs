@@ -448,7 +448,9 @@ pub(super) fn refuse(status: StatusCode, code: i64, message: impl Into<String>) 
 }
 
 async fn post(state: &State, req: Request<Incoming>) -> Response<Body> {
-    let headers = req.headers().clone();
+    // Shared from here on: handlers see them through their request context.
+    let (parts, body) = req.into_parts();
+    let headers = Arc::new(parts.headers);
     if !(accepts(&headers, "application/json") && accepts(&headers, "text/event-stream")) {
         return refuse(
             StatusCode::NOT_ACCEPTABLE,
@@ -456,7 +458,7 @@ async fn post(state: &State, req: Request<Incoming>) -> Response<Body> {
             "Not Acceptable: the client must accept both application/json and text/event-stream",
         );
     }
-    let (bytes, decoded) = match read_json_body(state, &headers, req.into_body()).await {
+    let (bytes, decoded) = match read_json_body(state, &headers, body).await {
         Ok(read) => read,
         Err(refusal) => return refusal,
     };
@@ -624,7 +626,7 @@ fn new_session_id() -> String {
 
 async fn session_post(
     state: &State,
-    headers: &HeaderMap,
+    headers: &Arc<HeaderMap>,
     version: Option<ProtocolVersion>,
     decoded: Decoded,
     bytes: Bytes,
@@ -635,35 +637,8 @@ async fn session_post(
     };
     if state.options.stateless {
         // Each request stands alone; the handshake-era engine is told it is initialized.
-        let Some(slot) = state.reserve_slot() else {
-            return too_many_sessions();
-        };
-        let streams = Streams::new(None, state.options.json_response);
-        let (engine, inbound) = start_engine(state, &streams);
-        if !shape.initialize {
-            let v = version.unwrap_or(ProtocolVersion::V2025_03_26);
-            engine.update_state(|s| {
-                s.phase = Phase::Ready;
-                s.protocol_version = Some(v);
-            });
-        }
-        let close = engine.clone();
-        let on_end: OnEnd = Box::new(move || {
-            drop(slot);
-            close.request_close();
-        });
-        return deliver(
-            &streams,
-            inbound,
-            headers,
-            shape,
-            bytes,
-            None,
-            Some(on_end),
-            false,
-            state.options.json_response,
-        )
-        .await;
+        let ready_at = (!shape.initialize).then(|| version.unwrap_or(ProtocolVersion::V2025_03_26));
+        return serve_alone(state, headers, shape, bytes, ready_at, false).await;
     }
     let session_id = header_str(headers, &headers::MCP_SESSION_ID).map(str::to_owned);
     let (id, session) = match session_id {
@@ -756,7 +731,7 @@ async fn session_post(
 async fn deliver(
     streams: &Arc<Streams>,
     inbound: mpsc::Sender<Inbound>,
-    headers: &HeaderMap,
+    headers: &Arc<HeaderMap>,
     shape: Shape,
     bytes: Bytes,
     priming: Option<SseEvent>,
@@ -764,7 +739,7 @@ async fn deliver(
     stateless: bool,
     json_only: bool,
 ) -> Response<Body> {
-    let frame = Inbound::FrameWithHeaders(bytes, Arc::new(headers.clone()));
+    let frame = Inbound::FrameWithHeaders(bytes, headers.clone());
     if shape.ids.is_empty() {
         if inbound.send(frame).await.is_err() {
             return refuse(
@@ -867,7 +842,7 @@ fn empty_rx() -> mpsc::UnboundedReceiver<Delivery> {
 
 async fn stateless_post(
     state: &State,
-    headers: &HeaderMap,
+    headers: &Arc<HeaderMap>,
     version: &str,
     decoded: Decoded,
     bytes: Bytes,
@@ -893,15 +868,34 @@ async fn stateless_post(
         // Notifications have no request to belong to in a stateless exchange.
         return body::empty(StatusCode::ACCEPTED);
     }
+    serve_alone(state, headers, shape, bytes, None, true).await
+}
+
+/// Serves one POST with an engine of its own that lives as long as its answer: a stateless
+/// server's handshake-era requests (`ready_at`: the revision the engine is told it was
+/// initialized with) and 2026-07-28 requests (`stateless`: errors carry their HTTP status).
+async fn serve_alone(
+    state: &State,
+    headers: &Arc<HeaderMap>,
+    shape: Shape,
+    bytes: Bytes,
+    ready_at: Option<ProtocolVersion>,
+    stateless: bool,
+) -> Response<Body> {
     let Some(slot) = state.reserve_slot() else {
         return too_many_sessions();
     };
     let streams = Streams::new(None, state.options.json_response);
     let (engine, inbound) = start_engine(state, &streams);
-    let close = engine.clone();
+    if let Some(v) = ready_at {
+        engine.update_state(|s| {
+            s.phase = Phase::Ready;
+            s.protocol_version = Some(v);
+        });
+    }
     let on_end: OnEnd = Box::new(move || {
         drop(slot);
-        close.request_close();
+        engine.request_close();
     });
     deliver(
         &streams,
@@ -911,7 +905,7 @@ async fn stateless_post(
         bytes,
         None,
         Some(on_end),
-        true,
+        stateless,
         state.options.json_response,
     )
     .await
