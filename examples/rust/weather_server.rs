@@ -8,45 +8,57 @@ use oxmcp::{
     protocol::{CallToolResult, Tool, ToolAnnotations},
     server::{Server, ToolError},
 };
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 
-/// (city, temperature °C, conditions, humidity %, wind km/h)
-const OBSERVATIONS: &[(&str, f64, &str, u32, u32)] = &[
-    ("Oslo", 4.0, "light snow", 86, 12),
-    ("Paris", 11.5, "overcast", 78, 9),
-    ("Tokyo", 14.0, "clear", 55, 6),
-    ("New York", 7.5, "rain", 90, 21),
-    ("Sydney", 24.0, "sunny", 60, 15),
-    ("Nairobi", 21.0, "scattered clouds", 65, 11),
-    ("Reykjavik", -1.0, "strong wind", 70, 48),
-    ("Lima", 19.0, "mist", 83, 7),
-];
+/// The observations every weather example serves (Rust, Python, Node carry the same file).
+const CITIES_JSON: &str = include_str!("../weather/cities.json");
 
-fn lookup(city: &str) -> Option<&'static (&'static str, f64, &'static str, u32, u32)> {
-    OBSERVATIONS
-        .iter()
-        .find(|(name, ..)| name.eq_ignore_ascii_case(city.trim()))
+/// One city's observation, as `cities.json` holds it.
+#[derive(serde::Deserialize)]
+struct City {
+    name: String,
+    aliases: Vec<String>,
+    temperature_c: f64,
+    conditions: String,
+    humidity_pct: u32,
+    wind_kmh: u32,
 }
 
-fn get_weather(args: &Value) -> Result<CallToolResult, ToolError> {
+#[derive(serde::Deserialize)]
+struct Cities {
+    cities: Vec<City>,
+}
+
+/// Case-insensitive match on the name or an alias (`北京` finds Beijing), ignoring outer spaces.
+fn lookup<'a>(cities: &'a [City], asked: &str) -> Option<&'a City> {
+    let asked = asked.trim().to_lowercase();
+    cities.iter().find(|c| {
+        c.name.to_lowercase() == asked || c.aliases.iter().any(|a| a.to_lowercase() == asked)
+    })
+}
+
+fn get_weather(cities: &[City], args: &Value) -> Result<CallToolResult, ToolError> {
     let city = args.get("city").and_then(Value::as_str).unwrap_or_default();
-    let Some(&(name, temp, conditions, humidity, wind)) = lookup(city) else {
-        let known: Vec<&str> = OBSERVATIONS.iter().map(|o| o.0).collect();
+    let Some(found) = lookup(cities, city) else {
+        let known: Vec<&str> = cities.iter().map(|c| c.name.as_str()).collect();
         return Err(ToolError::failed(format!(
             "No weather data for `{city}`. Known cities: {}.",
             known.join(", ")
         )));
     };
     let report = json!({
-        "city": name,
-        "temperature_c": temp,
-        "conditions": conditions,
-        "humidity_pct": humidity,
-        "wind_kmh": wind,
+        "city": found.name,
+        "temperature_c": found.temperature_c,
+        "conditions": found.conditions,
+        "humidity_pct": found.humidity_pct,
+        "wind_kmh": found.wind_kmh,
     });
     let mut result = CallToolResult::structured(report);
     result.content = vec![oxmcp::protocol::ContentBlock::text(format!(
-        "{name}: {temp:.1} °C, {conditions}, humidity {humidity}%, wind {wind} km/h"
+        "{}: {:.1} °C, {}, humidity {}%, wind {} km/h",
+        found.name, found.temperature_c, found.conditions, found.humidity_pct, found.wind_kmh
     ))];
     Ok(result)
 }
@@ -69,7 +81,7 @@ async fn main() -> oxmcp::Result<()> {
         "Get the current weather for a city.",
         json!({
             "type": "object",
-            "properties": {"city": {"type": "string", "description": "City name, e.g. Oslo"}},
+            "properties": {"city": {"type": "string", "description": "City name, e.g. Beijing or 北京"}},
             "required": ["city"],
             "additionalProperties": false
         }),
@@ -91,6 +103,14 @@ async fn main() -> oxmcp::Result<()> {
         open_world_hint: Some(false),
         ..Default::default()
     });
-    server.add_tool(tool, |args: Value, _ctx| async move { get_weather(&args) })?;
+    let cities: Arc<Vec<City>> = Arc::new(
+        serde_json::from_str::<Cities>(CITIES_JSON)
+            .map_err(|e| oxmcp::Error::InvalidArgument(format!("cities.json: {e}")))?
+            .cities,
+    );
+    server.add_tool(tool, move |args: Value, _ctx| {
+        let cities = cities.clone();
+        async move { get_weather(&cities, &args) }
+    })?;
     server.serve_stdio().await
 }

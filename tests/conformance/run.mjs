@@ -2,7 +2,12 @@
 // fixture server and conformance client, and prints one line per scenario and a final
 // `conformance: N passed, M failed`.
 //
-//   node tests/conformance/run.mjs --server BIN --client BIN [--out DIR] [--only RUN]
+//   node tests/conformance/run.mjs --server CMD --client CMD [--out DIR] [--only RUN[,RUN]]
+//                                  [--expected FILE]
+//
+// CMD is a program and its arguments separated by spaces (`--server "python3 fixture.py"`), so
+// the Python and Node fixtures run through the same runner as the Rust one; a relative program
+// path is resolved against the current directory. FILE defaults to expected-failures.json.
 //
 // Runs:
 //   server-0.1.16          `server --suite all` against `BIN --http --port 0`
@@ -34,13 +39,22 @@ function arg(name, fallback) {
   return i >= 0 ? process.argv[i + 1] : fallback;
 }
 
-const serverBin = resolve(arg("--server", "target/debug/examples/conformance_server"));
-const clientBin = resolve(arg("--client", "target/debug/examples/conformance_client"));
-const out = resolve(arg("--out", "target/conformance"));
-const only = arg("--only", null);
-const { _comment, ...expected } = JSON.parse(readFileSync(join(here, "expected-failures.json"), "utf8"));
+/** A command line split on spaces, its program resolved when it is a relative path. */
+function command(line) {
+  const [program, ...args] = line.trim().split(/\s+/);
+  const resolved = program.includes("/") ? resolve(program) : program;
+  return [resolved, ...args];
+}
 
-for (const path of [node, ...Object.values(harness), serverBin, clientBin]) {
+const [serverBin, ...serverArgs] = command(arg("--server", "target/debug/examples/conformance_server"));
+const clientCmd = command(arg("--client", "target/debug/examples/conformance_client"));
+const out = resolve(arg("--out", "target/conformance"));
+const only = arg("--only", null)?.split(",");
+const expectedFile = resolve(arg("--expected", join(here, "expected-failures.json")));
+const { _comment, ...expected } = JSON.parse(readFileSync(expectedFile, "utf8"));
+
+const programs = [serverBin, clientCmd[0]].filter((p) => p.includes("/"));
+for (const path of [node, ...Object.values(harness), ...programs]) {
   if (!existsSync(path)) {
     console.error(`conformance: missing ${path} (run \`make conformance-deps\` and build the examples)`);
     process.exit(2);
@@ -65,7 +79,7 @@ function run(cmd, args, { timeoutMs = 600_000, env = {} } = {}) {
 /** Starts the fixture server on a free port; resolves with its URL and a stop function. */
 function startServer(extra) {
   return new Promise((done, fail) => {
-    const child = spawn(serverBin, ["--http", "--port", "0", ...extra], { stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(serverBin, [...serverArgs, "--http", "--port", "0", ...extra], { stdio: ["ignore", "ignore", "pipe"] });
     let err = "";
     const timer = setTimeout(() => fail(new Error(`the server did not start:\n${err}`)), 30_000);
     child.stderr.on("data", (d) => {
@@ -147,7 +161,7 @@ let expectedFailures = 0;
 const problems = [];
 
 for (const r of runs) {
-  if (only && r.id !== only) continue;
+  if (only && !only.includes(r.id)) continue;
   const dir = join(out, r.id);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
@@ -160,7 +174,7 @@ for (const r of runs) {
   } else {
     for (const scenario of await listScenarios(r.version, r.list)) {
       const result = await run(node, [
-        harness[r.version], "client", "--command", clientBin, "--scenario", scenario, ...(r.flags ?? []), "-o", dir,
+        harness[r.version], "client", "--command", clientCmd.join(" "), "--scenario", scenario, ...(r.flags ?? []), "-o", dir,
       ], { timeoutMs: 120_000 });
       logs += result.output;
     }

@@ -17,6 +17,7 @@
 //! # }
 //! ```
 
+pub mod coerce;
 mod compat;
 mod completion;
 mod context;

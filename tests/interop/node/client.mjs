@@ -21,7 +21,7 @@ const PINNED_SDK = "1.32.2";
 // get_weather's schemas exactly as examples/rust/weather_server.rs declares them.
 const INPUT_SCHEMA = {
   type: "object",
-  properties: { city: { type: "string", description: "City name, e.g. Oslo" } },
+  properties: { city: { type: "string", description: "City name, e.g. Beijing or 北京" } },
   required: ["city"],
   additionalProperties: false,
 };

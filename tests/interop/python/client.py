@@ -32,7 +32,7 @@ EXPECTED_VERSION = {
 # SDK keeps schemas as plain dicts, so this is what came over the wire.
 INPUT_SCHEMA = {
     "type": "object",
-    "properties": {"city": {"type": "string", "description": "City name, e.g. Oslo"}},
+    "properties": {"city": {"type": "string", "description": "City name, e.g. Beijing or 北京"}},
     "required": ["city"],
     "additionalProperties": False,
 }
