@@ -95,7 +95,7 @@ interop-test: interop-deps
 CARGO_FUZZ_VERSION := 0.13.2
 CARGO_FUZZ_ROOT := $(TOOLS)/cargo-fuzz
 CARGO_FUZZ_STAMP := $(CARGO_FUZZ_ROOT)/.installed-$(CARGO_FUZZ_VERSION)
-FUZZ_TARGETS := jsonrpc_envelope stdio_framer
+FUZZ_TARGETS := jsonrpc_envelope stdio_framer http_request
 FUZZ_SECONDS ?= 30
 FUZZ_WORK := $(CURDIR)/fuzz/target/corpus-work
 

@@ -180,9 +180,67 @@ FRAMER["regression-oversized-len-original"] = bytes([0, 0]) + b"\xbc\n\t\t\r\n"
 # string serde_json skips was accepted as JSON, so the session answered it.
 ENVELOPE["regression-invalid-utf8-in-skipped-string"] = b'"0\xb0)0"'
 
+# http_request: data[0] picks the server (bits 0-1: no session, a 2025-03-26 session, a
+# 2025-11-25 session, stateless; bit 2: json_response), then `METHOD PATH`, header lines, a
+# blank line and the body. Every body shape of the POST rule (core/src/transport/http/
+# post_rule.rs) against every server, plus the other methods and refusals.
+HTTP = {}
+POST_HEAD = b"POST /mcp\nContent-Type: application/json\nAccept: application/json, text/event-stream\n\n"
+PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+NOTE = {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}
+SHAPES = {
+    "request": j(PING),
+    "tools-list": j({"jsonrpc": "2.0", "id": "t", "method": "tools/list"}),
+    "notification": j(NOTE),
+    "response": j({"jsonrpc": "2.0", "id": 99, "result": {}}),
+    "error-response": j({"jsonrpc": "2.0", "id": 98, "error": {"code": -1, "message": "x"}}),
+    "array-one-request": j([PING]),
+    "array-request-and-notification": j([PING, NOTE]),
+    "array-notifications": j([NOTE, NOTE]),
+    "array-invalid-elements": b"[1,2]",
+    "array-request-and-invalid": j([PING, 1]),
+    "array-notification-and-invalid": j([NOTE, {"jsonrpc": "2.0", "method": 3}]),
+    "array-initialize": j([INIT]),
+    "empty-array": b"[]",
+    "scalar": b"123",
+    "null": b"null",
+    "empty-object": b"{}",
+    "object-no-message": b'{"foo":"bar"}',
+    "request-bad-params": b'{"jsonrpc":"2.0","id":7,"method":"ping","params":3}',
+    "request-null-id": b'{"jsonrpc":"2.0","id":null,"method":"ping"}',
+    "invalid-json": b'{"jsonrpc":"2.0","method":"foobar,"params":"bar","baz]',
+    "initialize": j(INIT),
+}
+for config, server in ((0, "fresh"), (1, "s2025-03-26"), (2, "s2025-11-25"), (3, "stateless"), (5, "s2025-03-26-json"), (6, "s2025-11-25-json"), (7, "stateless-json")):
+    for shape, body in SHAPES.items():
+        HTTP[f"{server}-{shape}"] = bytes([config]) + POST_HEAD + body
+HTTP["s2025-11-25-wrong-content-type"] = bytes([2]) + b"POST /mcp\nContent-Type: text/plain\nAccept: application/json, text/event-stream\n\n" + j(PING)
+HTTP["s2025-11-25-no-accept"] = bytes([2]) + b"POST /mcp\nContent-Type: application/json\n\n" + j(PING)
+HTTP["s2025-11-25-too-large"] = bytes([2]) + POST_HEAD + b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"' + b"x" * 5000 + b'"}}'
+HTTP["s2025-11-25-unknown-session"] = bytes([2]) + b"POST /mcp\nMcp-Session-Id: nope\nContent-Type: application/json\nAccept: application/json, text/event-stream\n\n" + j(PING)
+HTTP["s2025-11-25-bad-version-header"] = bytes([2]) + b"POST /mcp\nMCP-Protocol-Version: 1999-01-01\nContent-Type: application/json\nAccept: application/json, text/event-stream\n\n" + j(PING)
+HTTP["s2025-11-25-get-stream"] = bytes([2]) + b"GET /mcp\nAccept: text/event-stream\n\n"
+HTTP["s2025-11-25-delete"] = bytes([2]) + b"DELETE /mcp\n\n"
+HTTP["s2025-11-25-put"] = bytes([2]) + b"PUT /mcp\n\n"
+HTTP["s2025-11-25-rebinding-host"] = bytes([2]) + b"POST /mcp\nHost: evil.example\nContent-Type: application/json\nAccept: application/json, text/event-stream\n\n" + j(PING)
+HTTP["s2025-11-25-bad-origin"] = bytes([2]) + b"POST /mcp\nOrigin: http://evil.example\nContent-Type: application/json\nAccept: application/json, text/event-stream\n\n" + j(PING)
+HTTP["fresh-not-found-path"] = bytes([0]) + b"POST /nope\n\n{}"
+HTTP["fresh-legacy-stream"] = bytes([0]) + b"GET /sse\nAccept: text/event-stream\n\n"
+HTTP["fresh-legacy-messages-no-session"] = bytes([0]) + POST_HEAD.replace(b"/mcp", b"/messages") + j(PING)
+HTTP["fresh-bare-body"] = bytes([0]) + j(PING)
+HTTP["fresh-garbage-head"] = bytes([0]) + b"\x00\xff GET\n\x01: \x02\n\n\xff"
+STATELESS_PING = {"jsonrpc": "2.0", "id": 5, "method": "ping", "params": {"_meta": STATELESS_META}}
+MODERN = b"POST /mcp\nMCP-Protocol-Version: 2026-07-28\nMcp-Method: ping\nContent-Type: application/json\nAccept: application/json, text/event-stream\n\n"
+HTTP["v2026-request"] = bytes([0]) + MODERN + j(STATELESS_PING)
+HTTP["v2026-array"] = bytes([0]) + MODERN + j([STATELESS_PING])
+HTTP["v2026-invalid-elements"] = bytes([0]) + MODERN + b"[1,2]"
+HTTP["v2026-method-mismatch"] = bytes([0]) + MODERN.replace(b"Mcp-Method: ping", b"Mcp-Method: tools/list") + j(STATELESS_PING)
+HTTP["v2026-notification"] = bytes([0]) + MODERN.replace(b"Mcp-Method: ping", b"Mcp-Method: notifications/roots/list_changed") + j(NOTE)
+HTTP["v2026-null"] = bytes([0]) + MODERN + b"null"
+
 
 def main():
-    for target, seeds in (("jsonrpc_envelope", ENVELOPE), ("stdio_framer", FRAMER)):
+    for target, seeds in (("jsonrpc_envelope", ENVELOPE), ("stdio_framer", FRAMER), ("http_request", HTTP)):
         out = ROOT / target
         out.mkdir(parents=True, exist_ok=True)
         for old in out.iterdir():

@@ -14,6 +14,10 @@
 //!   exactly the lines a one-line reference model finds (so no chunk boundary changes the
 //!   result), every frame has no `\n`, is within the cap and is not blank, and the bytes it
 //!   accounts for never exceed the input.
+//! - [`http_request`]: method, headers and body bytes into the HTTP server's request handler
+//!   over an in-memory pipe: every request gets exactly one answer, no 5xx, never a 202 for a
+//!   body holding a request or an invalid message, JSON answers are JSON-RPC responses (to
+//!   the request's id), and a session still answers a ping afterwards.
 //!
 //! Not part of the public API: the checks panic on purpose.
 
@@ -56,6 +60,13 @@ pub fn stdio_framer(data: &[u8]) {
         _ => (8, 0, data),
     };
     check_framing(stream, cap, ReadPlan::from_byte(plan));
+}
+
+/// The `http_request` fuzz target: `data[0]` picks the server (no session, a 2025-03-26 or a
+/// 2025-11-25 session, stateless; JSON responses or not), the rest is `METHOD PATH`, header
+/// lines, a blank line and the body (see `transport::http::fuzz_request`).
+pub fn http_request(data: &[u8]) {
+    crate::transport::http::fuzz_request::http_request(data);
 }
 
 /// Whether `data` is a JSON text by RFC 8259: valid UTF-8 and valid JSON grammar. Parsing into

@@ -72,6 +72,14 @@ fn stdio_framer_corpus() {
 }
 
 #[test]
+fn http_request_corpus() {
+    let inputs = corpus("http_request");
+    // Every body shape of the POST rule against every server kind, at least.
+    assert!(inputs.len() >= 140, "only {} seeds", inputs.len());
+    replay(inputs, oxmcp::fuzzing::http_request);
+}
+
+#[test]
 fn malformed_fixture_lines_keep_the_envelope_invariants() {
     let cases = malformed::load();
     assert!(cases.len() >= 200, "only {} cases", cases.len());

@@ -269,7 +269,8 @@ async fn bad_posts_are_refused_and_the_stream_survives_them() {
         );
     }
 
-    // JSON that is not a valid message is answered where the client listens.
+    // JSON that is not a valid message is refused on the POST itself (never a 202 for it,
+    // the rule in `transport::http::post_rule`), with its id when it could be read.
     for (body, answer) in [
         (
             r#"{"jsonrpc":"2.0","id":7}"#,
@@ -279,10 +280,16 @@ async fn bad_posts_are_refused_and_the_stream_survives_them() {
             "[]",
             r#""error":{"code":-32600,"message":"Invalid request: empty batch"#,
         ),
+        (
+            r#"[{"jsonrpc":"2.0","id":8,"method":"ping"}]"#,
+            r#""error":{"code":-32600,"message":"Invalid request: JSON-RPC batches"#,
+        ),
+        ("[1,2]", r#""error":{"code":-32600"#),
+        ("null", r#""error":{"code":-32600"#),
     ] {
-        let (got, _, _) = exchange(addr, post(&endpoint, "application/json", body), None).await;
-        assert_eq!(got, 202, "{body}");
-        read_until(&mut stream, &mut seen, answer).await;
+        let (got, text, _) = exchange(addr, post(&endpoint, "application/json", body), None).await;
+        assert_eq!(got, 400, "{body}: {text}");
+        assert!(text.contains(answer), "{body}: `{answer}` missing:\n{text}");
     }
 
     // After all of that the session still works.

@@ -2,9 +2,10 @@
 //! clients (and bridges such as `mcp-remote` in SSE mode) still connect.
 //!
 //! A client opens `GET /sse`; the first event, `endpoint`, names the URL it must POST its
-//! messages to (`/messages?sessionId=…`). Every POST is answered `202 Accepted` at once and
-//! everything the server says (responses, requests, notifications) travels on that one SSE
-//! stream. The session lives exactly as long as the stream: when the client disconnects,
+//! messages to (`/messages?sessionId=…`). Every POST the engine can take is answered
+//! `202 Accepted` at once and everything the server says (responses, requests,
+//! notifications) travels on that one SSE stream; a body it cannot take is refused on the
+//! POST itself, as `post_rule` says. The session lives exactly as long as the stream: when the client disconnects,
 //! the session closes; when the server closes the session, the stream ends.
 
 use std::{collections::HashMap, sync::Arc};
@@ -16,12 +17,14 @@ use tokio::sync::mpsc;
 
 use super::{
     body::{self, Body, OnEnd},
-    server::{Slot, State, read_json_body, refuse, too_many_sessions},
+    post_rule::{self, Verdict},
+    server::{Slot, State, refuse, too_many_sessions},
     sse::SseEvent,
     streams::Delivery,
 };
 use crate::{
     jsonrpc::codes,
+    protocol::ProtocolVersion,
     session::Session,
     sync::Mutex,
     transport::{Inbound, Link, OUTBOUND_QUEUE, Outbound},
@@ -115,12 +118,20 @@ pub(super) async fn post(state: &State, req: Request<Incoming>) -> Response<Body
     };
     let (parts, body) = req.into_parts();
     let headers = Arc::new(parts.headers);
-    // Unparseable JSON is refused here; JSON that is not a valid message goes to the engine,
-    // which answers it on the stream exactly as it would over stdio, where the client listens.
-    let bytes = match read_json_body(state, &headers, body).await {
-        Ok((bytes, _decoded)) => bytes,
+    let (bytes, decoded) = match post_rule::read_body(state, &headers, body).await {
+        Ok(read) => read,
         Err(refusal) => return refusal,
     };
+    // The answer to whatever is handed over travels on the stream; a body that cannot be
+    // handed over whole is refused here, where the client is waiting for this POST's status.
+    let revision = session.engine.protocol_version();
+    match post_rule::decide(&decoded, revision.map(ProtocolVersion::as_str)) {
+        Verdict::Refuse(r) => return r.into_response(),
+        Verdict::Accept | Verdict::Answer(_) => {}
+    }
+    if let Some(r) = post_rule::refuse_incomplete_batch(&decoded) {
+        return r.into_response();
+    }
     let frame = Inbound::FrameWithHeaders(bytes, headers);
     if session.inbound.send(frame).await.is_err() {
         return refuse(

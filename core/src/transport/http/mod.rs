@@ -4,7 +4,9 @@
 mod body;
 pub mod client;
 mod event_store;
+pub(crate) mod fuzz_request;
 mod legacy;
+mod post_rule;
 pub mod security;
 mod server;
 pub mod sse;
@@ -14,6 +16,7 @@ mod tls;
 
 pub use client::{HttpClientOptions, HttpClientTransport};
 pub use event_store::{EventStore, InMemoryEventStore};
+use server::InMemoryServer;
 pub use server::{AuthHook, HttpServer, HttpServerOptions, SessionFactory};
 
 /// Header names, lower-case as HTTP/2 and the `http` crate want them.

@@ -26,7 +26,6 @@ use std::{
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header};
-use http_body_util::{BodyExt, Limited};
 use hyper::{body::Incoming, server::conn::http1, service::service_fn};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::{net::TcpListener, sync::mpsc};
@@ -37,6 +36,7 @@ use super::{
     event_store::{EventStore, InMemoryEventStore},
     headers,
     legacy::{self, LegacySessions},
+    post_rule::{self, Requests, Verdict},
     security::HostPolicy,
     sse::SseEvent,
     stateless,
@@ -44,8 +44,8 @@ use super::{
 };
 use crate::{
     Error,
-    jsonrpc::{Decoded, ErrorObject, Limits, Message, RequestId, codes, decode},
-    protocol::{ProtocolVersion, methods},
+    jsonrpc::{Decoded, ErrorObject, Limits, codes},
+    protocol::ProtocolVersion,
     session::{Phase, Session},
     sync::Mutex,
     transport::{Inbound, Link, OUTBOUND_QUEUE},
@@ -179,6 +179,37 @@ impl Drop for Slot {
 }
 
 impl State {
+    /// The shared state of a server with these options (already checked by `bind`).
+    pub(super) fn new(options: HttpServerOptions, factory: SessionFactory) -> Arc<State> {
+        let loopback = options.bind.ip().is_loopback();
+        let policy = match &options.allowed_hosts {
+            Some(hosts) => HostPolicy::new(hosts.clone(), options.allowed_origins.clone()),
+            // Reachable from the network and authenticating every request: whatever name the
+            // clients use for it is fine.
+            None if !loopback => HostPolicy::any_host(options.allowed_origins.clone()),
+            None => HostPolicy::new(
+                super::security::LOOPBACK_HOSTS
+                    .iter()
+                    .map(|s| (*s).to_owned()),
+                options.allowed_origins.clone(),
+            ),
+        };
+        let event_store = match (&options.event_store, options.resumable_events) {
+            (Some(store), _) => Some(store.clone()),
+            (None, 0) => None,
+            (None, n) => Some(Arc::new(InMemoryEventStore::new(n)) as Arc<dyn EventStore>),
+        };
+        Arc::new(State {
+            options,
+            policy,
+            factory,
+            sessions: Mutex::new(HashMap::new()),
+            legacy: LegacySessions::default(),
+            slots_used: Arc::new(AtomicUsize::new(0)),
+            event_store,
+        })
+    }
+
     /// Takes a session place, or `None` at the cap; taking and counting are one atomic step,
     /// so concurrent `initialize`s cannot overshoot it.
     pub(super) fn reserve_slot(&self) -> Option<Slot> {
@@ -218,35 +249,10 @@ impl HttpServer {
                 options.bind
             )));
         }
-        let policy = match &options.allowed_hosts {
-            Some(hosts) => HostPolicy::new(hosts.clone(), options.allowed_origins.clone()),
-            // Reachable from the network and authenticating every request: whatever name the
-            // clients use for it is fine.
-            None if !loopback => HostPolicy::any_host(options.allowed_origins.clone()),
-            None => HostPolicy::new(
-                super::security::LOOPBACK_HOSTS
-                    .iter()
-                    .map(|s| (*s).to_owned()),
-                options.allowed_origins.clone(),
-            ),
-        };
-        let event_store = match (&options.event_store, options.resumable_events) {
-            (Some(store), _) => Some(store.clone()),
-            (None, 0) => None,
-            (None, n) => Some(Arc::new(InMemoryEventStore::new(n)) as Arc<dyn EventStore>),
-        };
         let listener = TcpListener::bind(options.bind).await?;
         let addr = listener.local_addr()?;
         let path = options.path.clone();
-        let state = Arc::new(State {
-            options,
-            policy,
-            factory,
-            sessions: Mutex::new(HashMap::new()),
-            legacy: LegacySessions::default(),
-            slots_used: Arc::new(AtomicUsize::new(0)),
-            event_store,
-        });
+        let state = State::new(options, factory);
         let stop = CancellationToken::new();
         tokio::spawn(accept_loop(listener, state.clone(), stop.clone()));
         tokio::spawn(reap_idle(state.clone(), stop.clone()));
@@ -304,24 +310,65 @@ async fn accept_loop(listener: TcpListener, state: Arc<State>, stop: Cancellatio
             },
         };
         let _ = stream.set_nodelay(true);
+        tokio::spawn(serve_connection(state.clone(), stream, stop.clone()));
+    }
+}
+
+/// Serves HTTP/1.1 on one connection until it closes or the server stops.
+async fn serve_connection<IO>(state: Arc<State>, io: IO, stop: CancellationToken)
+where
+    IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let header_timeout = state.options.header_read_timeout;
+    let service = service_fn(move |req| {
         let state = state.clone();
-        let stop = stop.clone();
-        let header_timeout = state.options.header_read_timeout;
-        tokio::spawn(async move {
-            let service = service_fn(move |req| {
-                let state = state.clone();
-                async move { Ok::<_, Infallible>(handle(&state, req).await) }
-            });
-            let conn = http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(Some(header_timeout))
-                .keep_alive(true)
-                .serve_connection(TokioIo::new(stream), service);
-            tokio::select! {
-                _ = conn => {}
-                _ = stop.cancelled() => {}
-            }
-        });
+        async move { Ok::<_, Infallible>(handle(&state, req).await) }
+    });
+    let conn = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(Some(header_timeout))
+        .keep_alive(true)
+        .serve_connection(TokioIo::new(io), service);
+    tokio::select! {
+        _ = conn => {}
+        _ = stop.cancelled() => {}
+    }
+}
+
+/// A server with no listener, fed connections by hand: the fuzz target drives the request
+/// handler through an in-memory pipe with it, exactly as a socket would.
+pub(crate) struct InMemoryServer {
+    state: Arc<State>,
+    stop: CancellationToken,
+}
+
+impl InMemoryServer {
+    pub(crate) fn new(options: HttpServerOptions, factory: SessionFactory) -> Self {
+        InMemoryServer {
+            state: State::new(options, factory),
+            stop: CancellationToken::new(),
+        }
+    }
+
+    /// Serves one connection whose other end is returned.
+    pub(crate) fn connect(&self) -> tokio::io::DuplexStream {
+        let (ours, theirs) = tokio::io::duplex(64 * 1024);
+        tokio::spawn(serve_connection(
+            self.state.clone(),
+            ours,
+            self.stop.clone(),
+        ));
+        theirs
+    }
+
+    /// Closes every session and stops every connection.
+    pub(crate) async fn shutdown(&self) {
+        self.stop.cancel();
+        let sessions: Vec<_> = self.state.sessions.lock().drain().map(|(_, s)| s).collect();
+        for s in sessions {
+            s.engine.close().await;
+        }
+        self.state.legacy.close_all().await;
     }
 }
 
@@ -458,7 +505,7 @@ async fn post(state: &State, req: Request<Incoming>) -> Response<Body> {
             "Not Acceptable: the client must accept both application/json and text/event-stream",
         );
     }
-    let (bytes, decoded) = match read_json_body(state, &headers, body).await {
+    let (bytes, decoded) = match post_rule::read_body(state, &headers, body).await {
         Ok(read) => read,
         Err(refusal) => return refusal,
     };
@@ -477,56 +524,6 @@ async fn post(state: &State, req: Request<Incoming>) -> Response<Body> {
     }
 }
 
-/// Reads a POST body as JSON-RPC: `application/json` only, refused with 413 past the cap
-/// (before reading it when `Content-Length` says so), parsed with the depth cap.
-pub(super) async fn read_json_body(
-    state: &State,
-    headers: &HeaderMap,
-    body: Incoming,
-) -> Result<(Bytes, Decoded), Response<Body>> {
-    let json_body = header_str(headers, &header::CONTENT_TYPE).is_some_and(|ct| {
-        ct.split(';')
-            .next()
-            .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
-    });
-    if !json_body {
-        return Err(refuse(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            codes::INVALID_REQUEST,
-            "Unsupported Media Type: the body must be application/json",
-        ));
-    }
-    let cap = state.options.max_body_bytes;
-    let declared = header_str(headers, &header::CONTENT_LENGTH).and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|len| len > cap as u64) {
-        return Err(too_large(cap));
-    }
-    let bytes = match Limited::new(body, cap).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e)
-            if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some() =>
-        {
-            return Err(too_large(cap));
-        }
-        Err(_) => return Err(body::empty(StatusCode::BAD_REQUEST)),
-    };
-    match decode(
-        &bytes,
-        &Limits {
-            max_message_bytes: cap,
-            max_depth: Limits::SERVER.max_depth,
-        },
-    ) {
-        Ok(decoded) => Ok((bytes, decoded)),
-        Err(e) => Err(refuse(
-            StatusCode::BAD_REQUEST,
-            codes::PARSE_ERROR,
-            format!("Parse error: {e}"),
-        )),
-    }
-}
-
 /// 503 with a hint to come back: every session place is taken.
 pub(super) fn too_many_sessions() -> Response<Body> {
     let mut r = refuse(
@@ -537,75 +534,6 @@ pub(super) fn too_many_sessions() -> Response<Body> {
     r.headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
     r
-}
-
-fn too_large(cap: usize) -> Response<Body> {
-    refuse(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        codes::INVALID_REQUEST,
-        format!("Payload Too Large: the cap is {cap} bytes"),
-    )
-}
-
-/// The requests in a decoded body, whether it is a batch, and whether it is `initialize`.
-struct Shape {
-    ids: Vec<RequestId>,
-    batch: bool,
-    initialize: bool,
-}
-
-/// Why a body cannot be served: the status and JSON-RPC error to answer with.
-type Rejection = Box<(StatusCode, Option<RequestId>, ErrorObject)>;
-
-fn reject((status, id, error): (StatusCode, Option<RequestId>, ErrorObject)) -> Response<Body> {
-    body::rpc_error(status, id.as_ref(), error)
-}
-
-fn shape(decoded: &Decoded) -> Result<Shape, Rejection> {
-    match decoded {
-        Decoded::Single(Ok(Message::Request(r))) => Ok(Shape {
-            ids: vec![r.id.clone()],
-            batch: false,
-            initialize: r.method == methods::INITIALIZE,
-        }),
-        Decoded::Single(Ok(_)) => Ok(Shape {
-            ids: vec![],
-            batch: false,
-            initialize: false,
-        }),
-        Decoded::Single(Err(invalid)) => {
-            let error = ErrorObject::invalid_request(invalid.reason.clone());
-            Err(Box::new((
-                StatusCode::BAD_REQUEST,
-                invalid.id.clone(),
-                error,
-            )))
-        }
-        Decoded::Batch(items) => {
-            let ids: Vec<RequestId> = items
-                .iter()
-                .filter_map(|i| match i {
-                    Ok(Message::Request(r)) => Some(r.id.clone()),
-                    _ => None,
-                })
-                .collect();
-            let initialize = items
-                .iter()
-                .any(|i| matches!(i, Ok(Message::Request(r)) if r.method == methods::INITIALIZE));
-            if initialize {
-                return Err(Box::new((
-                    StatusCode::BAD_REQUEST,
-                    None,
-                    ErrorObject::invalid_request("initialize must not be part of a batch"),
-                )));
-            }
-            Ok(Shape {
-                ids,
-                batch: true,
-                initialize: false,
-            })
-        }
-    }
 }
 
 /// Starts an engine whose outbound messages go to `streams`.
@@ -631,18 +559,20 @@ async fn session_post(
     decoded: Decoded,
     bytes: Bytes,
 ) -> Response<Body> {
-    let shape = match shape(&decoded) {
-        Ok(s) => s,
-        Err(rejection) => return reject(*rejection),
-    };
     if state.options.stateless {
         // Each request stands alone; the handshake-era engine is told it is initialized.
-        let ready_at = (!shape.initialize).then(|| version.unwrap_or(ProtocolVersion::V2025_03_26));
-        return serve_alone(state, headers, shape, bytes, ready_at, false).await;
+        let revision = version.unwrap_or(ProtocolVersion::V2025_03_26);
+        let requests = match post_rule::decide(&decoded, Some(revision.as_str())) {
+            Verdict::Refuse(r) => return r.into_response(),
+            Verdict::Accept => Requests::none(),
+            Verdict::Answer(requests) => requests,
+        };
+        let ready_at = (!requests.initialize).then_some(revision);
+        return serve_alone(state, headers, requests, bytes, ready_at, false).await;
     }
     let session_id = header_str(headers, &headers::MCP_SESSION_ID).map(str::to_owned);
     let (id, session) = match session_id {
-        None if shape.initialize => {
+        None if post_rule::is_initialize(&decoded) => {
             let Some(slot) = state.reserve_slot() else {
                 return too_many_sessions();
             };
@@ -691,26 +621,29 @@ async fn session_post(
             format!("Unsupported protocol version: {raw}"),
         );
     }
-    if session.streams.any_in_flight(&shape.ids) {
+    let revision = session.engine.protocol_version();
+    let requests = match post_rule::decide(&decoded, revision.map(ProtocolVersion::as_str)) {
+        Verdict::Refuse(r) => return r.into_response(),
+        Verdict::Accept => Requests::none(),
+        Verdict::Answer(requests) => requests,
+    };
+    if session.streams.any_in_flight(&requests.ids) {
         let error = ErrorObject::invalid_request(
             "Invalid request: that id is already in use by a request in flight",
         );
-        return body::rpc_error(StatusCode::BAD_REQUEST, shape.ids.first(), error);
+        return body::rpc_error(StatusCode::BAD_REQUEST, requests.ids.first(), error);
     }
-    let resumable = session
-        .engine
-        .protocol_version()
-        .is_some_and(|v| v >= ProtocolVersion::V2025_11_25);
+    let resumable = revision.is_some_and(|v| v >= ProtocolVersion::V2025_11_25);
     let priming = resumable.then(|| SseEvent {
         retry: Some(state.options.sse_retry.as_millis() as u64),
         ..Default::default()
     });
-    let initialize = shape.initialize;
+    let initialize = requests.initialize;
     let mut response = deliver(
         &session.streams,
         session.inbound.clone(),
         headers,
-        shape,
+        requests,
         bytes,
         priming,
         None,
@@ -732,7 +665,7 @@ async fn deliver(
     streams: &Arc<Streams>,
     inbound: mpsc::Sender<Inbound>,
     headers: &Arc<HeaderMap>,
-    shape: Shape,
+    requests: Requests,
     bytes: Bytes,
     priming: Option<SseEvent>,
     on_end: Option<OnEnd>,
@@ -740,7 +673,7 @@ async fn deliver(
     json_only: bool,
 ) -> Response<Body> {
     let frame = Inbound::FrameWithHeaders(bytes, headers.clone());
-    if shape.ids.is_empty() {
+    if requests.ids.is_empty() {
         if inbound.send(frame).await.is_err() {
             return refuse(
                 StatusCode::NOT_FOUND,
@@ -753,7 +686,7 @@ async fn deliver(
         }
         return body::empty(StatusCode::ACCEPTED);
     }
-    let opened = streams.open(&shape.ids, shape.batch);
+    let opened = streams.open(&requests.ids, requests.batch);
     let stream = opened.stream;
     let mut rx = opened.rx;
     if inbound.send(frame).await.is_err() {
@@ -847,28 +780,21 @@ async fn stateless_post(
     decoded: Decoded,
     bytes: Bytes,
 ) -> Response<Body> {
-    let message: serde_json::Value = match &decoded {
-        Decoded::Batch(_) => {
-            return refuse(
-                StatusCode::BAD_REQUEST,
-                codes::INVALID_REQUEST,
-                "JSON-RPC batches do not exist in 2026-07-28",
-            );
-        }
-        Decoded::Single(_) => serde_json::from_slice(&bytes).unwrap_or_default(),
+    let requests = match post_rule::decide(&decoded, Some(version)) {
+        Verdict::Refuse(r) => return r.into_response(),
+        Verdict::Accept => Requests::none(),
+        Verdict::Answer(requests) => requests,
     };
-    let shape = match shape(&decoded) {
-        Ok(s) => s,
-        Err(rejection) => return reject(*rejection),
-    };
+    // A single message by now: the rule refuses batches in this era.
+    let message: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
     if let Err((status, error)) = stateless::check(headers, version, &message) {
-        return body::rpc_error(status, shape.ids.first(), error);
+        return body::rpc_error(status, requests.ids.first(), error);
     }
-    if shape.ids.is_empty() {
+    if requests.ids.is_empty() {
         // Notifications have no request to belong to in a stateless exchange.
         return body::empty(StatusCode::ACCEPTED);
     }
-    serve_alone(state, headers, shape, bytes, None, true).await
+    serve_alone(state, headers, requests, bytes, None, true).await
 }
 
 /// Serves one POST with an engine of its own that lives as long as its answer: a stateless
@@ -877,7 +803,7 @@ async fn stateless_post(
 async fn serve_alone(
     state: &State,
     headers: &Arc<HeaderMap>,
-    shape: Shape,
+    requests: Requests,
     bytes: Bytes,
     ready_at: Option<ProtocolVersion>,
     stateless: bool,
@@ -901,7 +827,7 @@ async fn serve_alone(
         &streams,
         inbound,
         headers,
-        shape,
+        requests,
         bytes,
         None,
         Some(on_end),
