@@ -28,7 +28,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    headers,
+    answer, headers,
     sse::{SseItem, SseParser},
 };
 use crate::{
@@ -529,8 +529,15 @@ async fn read_answer(
 ) {
     let status = response.status();
     let content_type = header(response.headers(), &header::CONTENT_TYPE).unwrap_or_default();
-    if status == StatusCode::ACCEPTED || (ids.is_empty() && status.is_success()) {
+    if ids.is_empty() && status.is_success() {
         return;
+    }
+    if status == StatusCode::ACCEPTED {
+        // A server must answer a request: nothing more will come for it.
+        let e = Error::Protocol(format!(
+            "the server acknowledged `{method}` with 202 Accepted instead of answering it"
+        ));
+        return fail(shared, ids, &e).await;
     }
     if content_type.starts_with("text/event-stream") && status.is_success() {
         let mut waiting: Vec<RequestId> = ids.to_vec();
@@ -578,36 +585,50 @@ async fn read_answer(
         Ok(b) => b,
         Err(e) => return fail(shared, ids, &e).await,
     };
-    // A JSON-RPC body (a result, or an error such as a stateless refusal) goes to the engine.
-    let parsed: Option<Value> = serde_json::from_slice(&bytes).ok();
-    let answers_ours = parsed.as_ref().is_some_and(|v| match v {
-        Value::Array(_) => true,
-        v => v
-            .get("id")
-            .and_then(RequestId::from_value)
-            .is_some_and(|id| ids.contains(&id)),
-    });
-    if answers_ours {
-        if method == methods::INITIALIZE {
-            remember_version(shared, parsed.as_ref());
+    // What answers our requests goes to the engine; what is left of them fails now, with the
+    // server's own JSON-RPC error when it sent one (a refusal, a stateless error).
+    if method == methods::INITIALIZE {
+        remember_version(
+            shared,
+            serde_json::from_slice::<Value>(&bytes).ok().as_ref(),
+        );
+    }
+    let screened = answer::screen(&bytes, shared.options.max_message_bytes);
+    for frame in screened.forward {
+        let _ = shared.inbound.send(Inbound::Frame(frame)).await;
+    }
+    let mut left: Vec<RequestId> = ids
+        .iter()
+        .filter(|id| !screened.answered.contains(id))
+        .cloned()
+        .collect();
+    for (id, why) in &screened.malformed {
+        if let Some(i) = left.iter().position(|w| w == id) {
+            left.remove(i);
+            let e = Error::Protocol(format!(
+                "the server's answer to `{method}` is malformed: {why}"
+            ));
+            fail(shared, std::slice::from_ref(id), &e).await;
         }
-        let _ = shared.inbound.send(Inbound::Frame(bytes)).await;
+    }
+    if left.is_empty() {
         return;
     }
-    // Anything else (an HTTP error page, an error without our id): the request failed, with
-    // the server's own JSON-RPC error when it sent one.
-    let error = parsed
-        .as_ref()
-        .and_then(|v| v.get("error"))
-        .and_then(|e| serde_json::from_value::<ErrorObject>(e.clone()).ok())
-        .unwrap_or_else(|| {
-            ErrorObject::new(
-                crate::jsonrpc::codes::INTERNAL_ERROR,
-                format!("HTTP {status}"),
-            )
-        })
-        .with_data(json!({ "transport": "http", "status": status.as_u16() }));
-    for id in ids {
+    let error = match screened.stray {
+        Some(answer::Stray::ServerError(e)) => e,
+        Some(stray) if status.is_success() => stray.into_error(),
+        _ if status.is_success() => ErrorObject::new(
+            crate::jsonrpc::codes::INTERNAL_ERROR,
+            format!("HTTP transport: HTTP {status} without an answer to `{method}`"),
+        ),
+        // An HTTP error page, or JSON that is no JSON-RPC: the status says it all.
+        _ => ErrorObject::new(
+            crate::jsonrpc::codes::INTERNAL_ERROR,
+            format!("HTTP {status}"),
+        ),
+    }
+    .with_data(json!({ "transport": "http", "status": status.as_u16() }));
+    for id in &left {
         let _ = shared
             .inbound
             .send(Inbound::Frame(Bytes::from(encode_error(Some(id), &error))))
@@ -685,22 +706,35 @@ async fn read_sse(
                     if let Ok(v) = serde_json::from_str::<Value>(&event.data)
                         && v.get("method").is_none()
                     {
-                        if let Some(id) = v.get("id").and_then(RequestId::from_value) {
-                            waiting.retain(|w| *w != id);
-                        }
-                        if let Value::Array(items) = &v {
-                            for item in items {
-                                if let Some(id) = item.get("id").and_then(RequestId::from_value) {
-                                    waiting.retain(|w| *w != id);
-                                }
-                            }
-                        }
                         remember_version(shared, Some(&v));
                     }
-                    let _ = shared
-                        .inbound
-                        .send(Inbound::Frame(Bytes::from(event.data.into_bytes())))
-                        .await;
+                    let screened =
+                        answer::screen(event.data.as_bytes(), shared.options.max_message_bytes);
+                    for frame in screened.forward {
+                        let _ = shared.inbound.send(Inbound::Frame(frame)).await;
+                    }
+                    waiting.retain(|w| !screened.answered.contains(w));
+                    for (id, why) in &screened.malformed {
+                        waiting.retain(|w| w != id);
+                        let e = Error::Protocol(format!("a malformed answer on the stream: {why}"));
+                        fail(shared, std::slice::from_ref(id), &e).await;
+                    }
+                    if let Some(stray) = screened.stray {
+                        if waiting.is_empty() {
+                            tracing::debug!(target: "oxmcp::http", "dropped a stray SSE event: {stray:?}");
+                            continue;
+                        }
+                        // This stream carries the answers of `waiting` and nothing else can
+                        // be meant: they fail now, and the stream is given up.
+                        let error = stray.into_error().with_data(json!({ "transport": "http" }));
+                        for id in waiting.drain(..) {
+                            let _ = shared
+                                .inbound
+                                .send(Inbound::Frame(Bytes::from(encode_error(Some(&id), &error))))
+                                .await;
+                        }
+                        return (None, retry);
+                    }
                 }
             }
         }

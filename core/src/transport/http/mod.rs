@@ -1,6 +1,7 @@
 //! Streamable HTTP (2025-03-26 onwards, both eras) and the legacy HTTP+SSE transport
 //! (2024-11-05), server and client.
 
+mod answer;
 mod body;
 pub mod client;
 mod event_store;
