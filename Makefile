@@ -116,7 +116,7 @@ fuzz-smoke: fuzz-build
 	  echo "fuzz-smoke: $$target for $(FUZZ_SECONDS) s"; \
 	  RUSTC_BOOTSTRAP=1 PATH="$(CARGO_FUZZ_ROOT)/bin:$$PATH" $(CARGO) fuzz run "$$target" \
 	    "$(FUZZ_WORK)/$$target" "fuzz/corpus/$$target" \
-	    -- -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1; \
+	    -- -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1 || exit 1; \
 	done
 	@echo "fuzz-smoke: no crash in $(FUZZ_TARGETS)"
 

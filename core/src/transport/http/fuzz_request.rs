@@ -18,7 +18,7 @@ use super::{HttpServerOptions, InMemoryServer, SessionFactory};
 use crate::jsonrpc::{Decoded, Limits, Message, decode};
 
 /// Longer than any answer takes: not reaching it is the invariant, not a speed claim.
-const DEADLINE: Duration = Duration::from_secs(10);
+const DEADLINE: Duration = Duration::from_secs(5);
 
 /// One answer as read off the pipe.
 #[derive(Debug)]

@@ -30,8 +30,10 @@
 //!   `json_response` always answers with one JSON body, otherwise SSE when anything comes
 //!   before the answer. A request id already in flight on the session: 400, -32600.
 //! - `stateless` (handshake era without sessions): an answered body gets an engine of its own.
-//! - 2026-07-28 (stateless era): the headers must mirror the body first (400, -32020);
-//!   notifications and responses are 202 and reach no engine; errors carry their HTTP status.
+//! - 2026-07-28 (stateless era): the headers must mirror the body first (400, -32020; a
+//!   response has no method for `Mcp-Method` to mirror, and no server request to answer in
+//!   this era, so it is refused that way); notifications are 202 and reach no engine;
+//!   errors carry their HTTP status.
 //! - legacy `/messages` (HTTP+SSE): answered bodies are 202 too; the answer travels on the
 //!   session's SSE stream. A batch (2025-03-26 sessions only) holding an invalid element is
 //!   refused whole with the errors, since its answer could not be completed on the stream.
