@@ -53,7 +53,7 @@ pub fn move_to_description(
     if moved.is_empty() {
         return;
     }
-    let extra = format!("(Also required: {}.)", moved.join("; "));
+    let extra = format!("(JSON Schema: {}.)", moved.join("; "));
     let description = match schema.get("description").and_then(Value::as_str) {
         Some(d) if !d.trim().is_empty() => format!("{}\n{extra}", d.trim_end()),
         _ => extra,
