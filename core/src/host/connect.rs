@@ -16,7 +16,7 @@ use super::{Dirty, HostOptions, ServerSpec, TransportSpec};
 use crate::{
     Error,
     client::{Client, ClientOptions},
-    protocol::methods,
+    protocol::{SubscriptionFilter, methods},
     transport::{
         Transport,
         child::{ChildCommand, ChildTransport, StderrHandle},
@@ -27,22 +27,69 @@ use crate::{
 
 pub(super) type Failure = (Error, Option<String>);
 
+fn mark(dirty: &Dirty, method: &str) {
+    let flag = match method {
+        methods::TOOLS_LIST_CHANGED => &dirty.tools,
+        methods::RESOURCES_LIST_CHANGED => &dirty.resources,
+        methods::PROMPTS_LIST_CHANGED => &dirty.prompts,
+        _ => return,
+    };
+    flag.store(true, Ordering::Release);
+}
+
+/// How long a stateless server may take to acknowledge the `list_changed` listen stream.
+const LISTEN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Connects, then (2026-07-28 servers, which send no unsolicited notifications) opens a
+/// `subscriptions/listen` stream for the list changes the server announces.
 pub(super) async fn connect(
     spec: &ServerSpec,
     options: &HostOptions,
     dirty: Arc<Dirty>,
     timeout: Duration,
 ) -> Result<(Client, Option<StderrHandle>), Failure> {
-    let mut client_options = ClientOptions::new(&options.client_name, &options.client_version);
-    client_options = client_options.on_notification(move |method, _| {
-        let flag = match method {
-            methods::TOOLS_LIST_CHANGED => &dirty.tools,
-            methods::RESOURCES_LIST_CHANGED => &dirty.resources,
-            methods::PROMPTS_LIST_CHANGED => &dirty.prompts,
-            _ => return,
+    let flags = dirty.clone();
+    let (client, stderr) = connect_only(spec, options, dirty, timeout).await?;
+    if client.protocol_version().is_stateless() {
+        let caps = &client.server().capabilities;
+        let announces = |c: Option<bool>| c == Some(true);
+        let filter = SubscriptionFilter {
+            tools_list_changed: announces(caps.tools.as_ref().and_then(|c| c.list_changed))
+                .then_some(true),
+            prompts_list_changed: announces(caps.prompts.as_ref().and_then(|c| c.list_changed))
+                .then_some(true),
+            resources_list_changed: announces(caps.resources.as_ref().and_then(|c| c.list_changed))
+                .then_some(true),
+            ..SubscriptionFilter::default()
         };
-        flag.store(true, Ordering::Release);
-    });
+        if filter != SubscriptionFilter::default() {
+            match tokio::time::timeout(LISTEN_TIMEOUT.min(timeout), client.listen(filter)).await {
+                Ok(Ok(mut sub)) => {
+                    tokio::spawn(async move {
+                        while let Some(n) = sub.next().await {
+                            mark(&flags, &n.method);
+                        }
+                    });
+                }
+                // The server still works; its lists are then fetched once and kept.
+                Ok(Err(e)) => tracing::warn!(server = %spec.name, "no list_changed stream: {e}"),
+                Err(_) => {
+                    tracing::warn!(server = %spec.name, "no list_changed stream: not acknowledged")
+                }
+            }
+        }
+    }
+    Ok((client, stderr))
+}
+
+async fn connect_only(
+    spec: &ServerSpec,
+    options: &HostOptions,
+    dirty: Arc<Dirty>,
+    timeout: Duration,
+) -> Result<(Client, Option<StderrHandle>), Failure> {
+    let mut client_options = ClientOptions::new(&options.client_name, &options.client_version);
+    client_options = client_options.on_notification(move |method, _| mark(&dirty, method));
     client_options.probe_timeout = client_options.probe_timeout.min(timeout);
     let name = spec.name.clone();
     let trace = options.trace.clone();
