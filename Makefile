@@ -33,7 +33,7 @@ lint:
 
 # --- Rust tests -----------------------------------------------------------------------------
 # nextest when present (it runs each test in its own process), cargo test otherwise.
-rust-tests: interop-deps
+rust-tests: interop-deps host-deps
 	if command -v cargo-nextest >/dev/null 2>&1; then \
 	  OXMCP_REQUIRE_INTEROP=1 $(CARGO) nextest run --workspace --locked --no-fail-fast; \
 	else \
@@ -82,6 +82,34 @@ INTEROP_SUITES := interop_python interop_typescript interop_python_features \
 interop-test: interop-deps
 	$(CARGO) build --locked --example weather_server --example conformance_server
 	OXMCP_REQUIRE_INTEROP=1 $(CARGO) test --locked $(addprefix --test ,$(INTEROP_SUITES))
+
+# --- Host peers and the seed story ------------------------------------------------------------
+# (section owned by the host: schema translation, mcpServers configs, the agent loop, the CLI)
+# `host-deps` installs the official MCP reference servers (server-everything, server-filesystem,
+# server-memory) at the versions pinned in tests/host/package.json, with `npm ci` from the
+# committed lockfile. core/tests/host_servers.rs and core/tests/cli.rs start them from
+# tests/host/node_modules (they skip without them, and fail under OXMCP_REQUIRE_INTEROP=1).
+# `seed-story` runs examples/rust/seed_story.rs on examples/demo/mcp.json with the trace.
+HOST_NODE_DIR := $(CURDIR)/tests/host
+HOST_NODE_STAMP := $(HOST_NODE_DIR)/node_modules/.npm-ci-done
+
+.PHONY: host-deps host-test seed-story
+host-deps: $(HOST_NODE_STAMP)
+
+$(HOST_NODE_STAMP): $(HOST_NODE_DIR)/package.json $(HOST_NODE_DIR)/package-lock.json
+	command -v node >/dev/null || { echo "host-deps: node is not on PATH" >&2; exit 1; }
+	cd $(HOST_NODE_DIR) && $(NPM) ci --no-audit --no-fund
+	touch $@
+
+# Only the host's suites, with the npm servers required.
+host-test: host-deps
+	$(CARGO) build --locked --example weather_server --example mcp_fixture
+	OXMCP_REQUIRE_INTEROP=1 $(CARGO) test --locked -p oxmcp --test schema_translation \
+	  --test host_config --test host_servers --test cli
+
+seed-story:
+	$(CARGO) build --locked --example seed_story --example weather_server
+	./target/debug/examples/seed_story examples/demo/mcp.json --trace
 
 # --- Fuzzing -------------------------------------------------------------------------------
 # (section owned by the fuzz targets)

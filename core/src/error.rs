@@ -66,6 +66,43 @@ pub enum Error {
     /// The caller used the API in a way it does not allow.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// An `mcpServers` config is unusable. The message names the file, the server and the
+    /// field, so the user knows what to fix.
+    #[error("{}", config_message(.file, .server, .field, .message))]
+    Config {
+        /// The config file, when it came from one.
+        file: Option<String>,
+        /// The server entry at fault.
+        server: Option<String>,
+        /// The field at fault (`command`, `args[2]`, `env.API_KEY`, …).
+        field: Option<String>,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+fn config_message(
+    file: &Option<String>,
+    server: &Option<String>,
+    field: &Option<String>,
+    message: &str,
+) -> String {
+    let mut s = String::new();
+    if let Some(f) = file {
+        s.push_str(f);
+        s.push_str(": ");
+    }
+    if let Some(name) = server {
+        s.push_str(&format!("server `{name}`"));
+        if let Some(field) = field {
+            s.push_str(&format!(", field `{field}`"));
+        }
+        s.push_str(": ");
+    } else if let Some(field) = field {
+        s.push_str(&format!("field `{field}`: "));
+    }
+    s.push_str(message);
+    s
 }
 
 fn stderr_suffix(stderr: &Option<String>) -> String {
@@ -101,6 +138,8 @@ pub enum ErrorKind {
     InvalidSchema,
     /// [`Error::InvalidArgument`]
     InvalidArgument,
+    /// [`Error::Config`]
+    Config,
 }
 
 impl ErrorKind {
@@ -117,6 +156,7 @@ impl ErrorKind {
             ErrorKind::UnsupportedProtocolVersion => "unsupported_protocol_version",
             ErrorKind::InvalidSchema => "invalid_schema",
             ErrorKind::InvalidArgument => "invalid_argument",
+            ErrorKind::Config => "config",
         }
     }
 }
@@ -141,6 +181,7 @@ impl Error {
             Error::UnsupportedProtocolVersion { .. } => ErrorKind::UnsupportedProtocolVersion,
             Error::InvalidSchema(_) => ErrorKind::InvalidSchema,
             Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
+            Error::Config { .. } => ErrorKind::Config,
         }
     }
 

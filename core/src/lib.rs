@@ -10,7 +10,8 @@
 //! | [`protocol`] | typed MCP payloads for every revision, method-name constants |
 //! | [`session`] | the engine both roles share: request table, timeouts, cancellation, progress, lifecycle |
 //! | [`server`] / [`client`] | the role APIs: runtime registration of handlers, typed requests |
-//! | [`schema`] | JSON Schema validation with depth caps and no network `$ref` |
+//! | [`schema`] | JSON Schema validation with caps and no network `$ref`; translation of tools to LLM APIs and back |
+//! | [`host`] | `mcpServers` configs, many servers at once, the agent loop |
 //!
 //! Every MCP revision is spoken on both sides: the handshake era (2024-11-05, 2025-03-26,
 //! 2025-06-18, 2025-11-25) and the stateless 2026-07-28 era.
@@ -19,6 +20,7 @@ pub mod client;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod host;
 pub mod jsonrpc;
 pub mod protocol;
 mod random;

@@ -224,7 +224,7 @@ impl Client {
         Client::connect_inner(transport, options, None).await
     }
 
-    async fn connect_inner(
+    pub(crate) async fn connect_inner(
         transport: impl Transport,
         options: ClientOptions,
         param_headers: Option<ParamHeaderTable>,

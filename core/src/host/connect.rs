@@ -1,0 +1,201 @@
+//! Starting one server from its config entry: a child process or an HTTP connection, the
+//! trace tap, the `list_changed` flags, and a timeout that covers spawn and handshake.
+//!
+//! A failure keeps the stderr tail of the child, so "never answers" and "crashes at start"
+//! come with what the server itself said.
+
+use std::{
+    path::PathBuf,
+    sync::{Arc, atomic::Ordering},
+    time::Duration,
+};
+
+use http::{HeaderMap, HeaderName, HeaderValue};
+
+use super::{Dirty, HostOptions, ServerSpec, TransportSpec};
+use crate::{
+    Error,
+    client::{Client, ClientOptions},
+    protocol::{SubscriptionFilter, methods},
+    transport::{
+        Transport,
+        child::{ChildCommand, ChildTransport, StderrHandle},
+        http::{HttpClientOptions, HttpClientTransport},
+        tap::tap,
+    },
+};
+
+pub(super) type Failure = (Error, Option<String>);
+
+fn mark(dirty: &Dirty, method: &str) {
+    let flag = match method {
+        methods::TOOLS_LIST_CHANGED => &dirty.tools,
+        methods::RESOURCES_LIST_CHANGED => &dirty.resources,
+        methods::PROMPTS_LIST_CHANGED => &dirty.prompts,
+        _ => return,
+    };
+    flag.store(true, Ordering::Release);
+}
+
+/// How long a stateless server may take to acknowledge the `list_changed` listen stream.
+const LISTEN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Connects, then (2026-07-28 servers, which send no unsolicited notifications) opens a
+/// `subscriptions/listen` stream for the list changes the server announces.
+pub(super) async fn connect(
+    spec: &ServerSpec,
+    options: &HostOptions,
+    dirty: Arc<Dirty>,
+    timeout: Duration,
+) -> Result<(Client, Option<StderrHandle>), Failure> {
+    let flags = dirty.clone();
+    let (client, stderr) = connect_only(spec, options, dirty, timeout).await?;
+    if client.protocol_version().is_stateless() {
+        let caps = &client.server().capabilities;
+        let announces = |c: Option<bool>| c == Some(true);
+        let filter = SubscriptionFilter {
+            tools_list_changed: announces(caps.tools.as_ref().and_then(|c| c.list_changed))
+                .then_some(true),
+            prompts_list_changed: announces(caps.prompts.as_ref().and_then(|c| c.list_changed))
+                .then_some(true),
+            resources_list_changed: announces(caps.resources.as_ref().and_then(|c| c.list_changed))
+                .then_some(true),
+            ..SubscriptionFilter::default()
+        };
+        if filter != SubscriptionFilter::default() {
+            match tokio::time::timeout(LISTEN_TIMEOUT.min(timeout), client.listen(filter)).await {
+                Ok(Ok(mut sub)) => {
+                    tokio::spawn(async move {
+                        while let Some(n) = sub.next().await {
+                            mark(&flags, &n.method);
+                        }
+                    });
+                }
+                // The server still works; its lists are then fetched once and kept.
+                Ok(Err(e)) => tracing::warn!(server = %spec.name, "no list_changed stream: {e}"),
+                Err(_) => {
+                    tracing::warn!(server = %spec.name, "no list_changed stream: not acknowledged")
+                }
+            }
+        }
+    }
+    Ok((client, stderr))
+}
+
+async fn connect_only(
+    spec: &ServerSpec,
+    options: &HostOptions,
+    dirty: Arc<Dirty>,
+    timeout: Duration,
+) -> Result<(Client, Option<StderrHandle>), Failure> {
+    let mut client_options = ClientOptions::new(&options.client_name, &options.client_version);
+    client_options = client_options.on_notification(move |method, _| mark(&dirty, method));
+    client_options.probe_timeout = client_options.probe_timeout.min(timeout);
+    let name = spec.name.clone();
+    let trace = options.trace.clone();
+    let traced = move |link: crate::transport::Link| match &trace {
+        Some(t) => {
+            let t = t.clone();
+            let name = name.clone();
+            tap(
+                link,
+                Arc::new(move |dir, bytes: &[u8]| t(&name, dir, bytes)),
+            )
+        }
+        None => link,
+    };
+    match &spec.transport {
+        TransportSpec::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let mut program = PathBuf::from(command);
+            // A relative path with a slash means "from here", whatever `cwd` the child gets.
+            if program.is_relative() && command.contains('/') {
+                program = std::path::absolute(&program).unwrap_or(program);
+            }
+            let mut cmd = ChildCommand::new(program).args(args);
+            for (k, v) in env {
+                cmd = cmd.env(k, v);
+            }
+            if let Some(dir) = cwd {
+                cmd = cmd.current_dir(dir);
+            }
+            let child = ChildTransport::spawn(cmd).await.map_err(|e| (e, None))?;
+            let stderr = child.stderr();
+            let link = traced(child.into_link());
+            let tail = |s: &StderrHandle| {
+                Some(s.tail(options.stderr_tail)).filter(|t| !t.trim().is_empty())
+            };
+            match tokio::time::timeout(timeout, Client::connect(link, client_options)).await {
+                Ok(Ok(client)) => Ok((client, Some(stderr))),
+                Ok(Err(e)) => Err((e, tail(&stderr))),
+                Err(_) => Err((
+                    Error::Timeout {
+                        method: "connect (start and handshake)".into(),
+                        after: timeout,
+                    },
+                    tail(&stderr),
+                )),
+            }
+        }
+        TransportSpec::Http {
+            url,
+            headers,
+            legacy_sse: _,
+        } => {
+            let mut map = HeaderMap::new();
+            for (k, v) in headers {
+                let name = HeaderName::from_bytes(k.as_bytes()).map_err(|_| {
+                    (
+                        config_error(spec, &format!("headers.{k}"), "is not a valid header name"),
+                        None,
+                    )
+                })?;
+                let value = HeaderValue::from_str(v).map_err(|_| {
+                    (
+                        config_error(spec, &format!("headers.{k}"), "is not a valid header value"),
+                        None,
+                    )
+                })?;
+                map.insert(name, value);
+            }
+            // The client tries Streamable HTTP first and falls back to the legacy HTTP+SSE
+            // transport by itself, which is also what `type: "sse"` needs.
+            let http = HttpClientOptions {
+                headers: map,
+                ..HttpClientOptions::default()
+            };
+            let transport = HttpClientTransport::new(url, http).map_err(|e| (e, None))?;
+            let param_headers = transport.param_headers();
+            let link = traced(transport.into_link());
+            match tokio::time::timeout(
+                timeout,
+                Client::connect_inner(link, client_options, Some(param_headers)),
+            )
+            .await
+            {
+                Ok(Ok(client)) => Ok((client, None)),
+                Ok(Err(e)) => Err((e, None)),
+                Err(_) => Err((
+                    Error::Timeout {
+                        method: "connect (handshake)".into(),
+                        after: timeout,
+                    },
+                    None,
+                )),
+            }
+        }
+    }
+}
+
+fn config_error(spec: &ServerSpec, field: &str, message: &str) -> Error {
+    Error::Config {
+        file: None,
+        server: Some(spec.name.clone()),
+        field: Some(field.into()),
+        message: message.into(),
+    }
+}

@@ -1,0 +1,449 @@
+//! MCP tools into each provider's function-calling format, and the provider's tool calls and
+//! tool results back.
+//!
+//! Everything here is plain JSON in, plain JSON out, so a binding exposes it by converting
+//! values only. The way there: [`translate`] takes the tools of several servers and returns
+//! the provider's tool list with a [`NameMap`], one [`ToolReport`] per tool (strict or not and
+//! why, the notes, or why a tool was left out). The way back: [`tool_calls`] reads the calls
+//! out of an assistant turn; [`Translation::route`] maps one to (server, tool, arguments),
+//! turning invalid JSON arguments and unknown names into text for the model instead of an
+//! error; [`result_messages`] turns `CallToolResult`s into the messages the provider expects.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use super::{
+    anthropic, gemini, langchain,
+    names::{NameMap, NameRules, Namespace, ToolRef},
+    normalize::normalize,
+    notes::Note,
+    nulls::strip_nulls,
+    openai, responses,
+    strict::to_strict,
+};
+use crate::{
+    Error,
+    protocol::{CallToolResult, Tool},
+};
+
+/// An LLM API whose tool format oxmcp speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Provider {
+    /// OpenAI Chat Completions (`tools[].function`).
+    OpenAi,
+    /// The OpenAI Responses API (flat `function` tools, `function_call` items).
+    Responses,
+    /// Anthropic Messages (`input_schema`, `tool_use` / `tool_result` blocks).
+    Anthropic,
+    /// Gemini with `parametersJsonSchema` (JSON Schema as is; the recommended path).
+    Gemini,
+    /// Gemini with the legacy OpenAPI-subset `parameters` (refs inlined, nullable, no unions).
+    GeminiOpenApi,
+    /// LangChain's tool shape (`args_schema`, `ToolMessage`).
+    LangChain,
+}
+
+impl Provider {
+    /// Every provider.
+    pub const ALL: [Provider; 6] = [
+        Provider::OpenAi,
+        Provider::Responses,
+        Provider::Anthropic,
+        Provider::Gemini,
+        Provider::GeminiOpenApi,
+        Provider::LangChain,
+    ];
+
+    /// The provider's stable name (`openai`, `responses`, `anthropic`, `gemini`,
+    /// `gemini-openapi`, `langchain`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "openai",
+            Provider::Responses => "responses",
+            Provider::Anthropic => "anthropic",
+            Provider::Gemini => "gemini",
+            Provider::GeminiOpenApi => "gemini-openapi",
+            Provider::LangChain => "langchain",
+        }
+    }
+
+    /// Parses [`Provider::as_str`].
+    pub fn parse(name: &str) -> Option<Provider> {
+        Provider::ALL.into_iter().find(|p| p.as_str() == name)
+    }
+
+    /// The naming rules of the provider.
+    pub fn name_rules(self) -> NameRules {
+        match self {
+            Provider::Gemini | Provider::GeminiOpenApi => NameRules::Gemini,
+            _ => NameRules::Strict,
+        }
+    }
+}
+
+impl std::fmt::Display for Provider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How to translate.
+#[derive(Clone, Debug)]
+pub struct TranslateOptions {
+    /// OpenAI strict mode (Chat Completions and Responses; `strict` is always set explicitly,
+    /// since the Responses API defaults to strict when it is omitted).
+    pub strict: bool,
+    /// Which names get the `server__` prefix.
+    pub namespace: Namespace,
+}
+
+impl Default for TranslateOptions {
+    fn default() -> Self {
+        TranslateOptions {
+            strict: true,
+            namespace: Namespace::Always,
+        }
+    }
+}
+
+/// The tools of one server.
+#[derive(Clone, Copy, Debug)]
+pub struct ServerTools<'a> {
+    /// The server's name in the config.
+    pub server: &'a str,
+    /// Its `tools/list`.
+    pub tools: &'a [Tool],
+}
+
+/// What happened to one tool.
+#[derive(Clone, Debug, Serialize)]
+pub struct ToolReport {
+    /// The provider-facing name.
+    pub name: String,
+    /// The server.
+    pub server: String,
+    /// The tool's MCP name.
+    pub tool: String,
+    /// Whether OpenAI strict mode applies (`None` for providers without it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strict: Option<bool>,
+    /// Why strict mode was asked for but not used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback_reason: Option<String>,
+    /// Keywords moved into descriptions.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<Note>,
+    /// Why the tool was left out (a schema refused as hostile or invalid).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One tool in one provider's format.
+#[derive(Clone, Debug)]
+pub struct TranslatedTool {
+    /// The tool definition.
+    pub value: Value,
+    /// Whether strict mode applies.
+    pub strict: Option<bool>,
+    /// Why strict mode could not apply.
+    pub fallback_reason: Option<String>,
+    /// Keywords moved into descriptions.
+    pub notes: Vec<Note>,
+    /// The normalised source schema (what the way back strips nulls against).
+    pub source: Value,
+}
+
+/// Translates one tool under a given provider-facing name.
+pub fn translate_tool(
+    provider: Provider,
+    tool: &Tool,
+    name: &str,
+    options: &TranslateOptions,
+) -> Result<TranslatedTool, Error> {
+    let source = normalize(&Value::Object(tool.input_schema.clone()))?;
+    let description = tool
+        .description
+        .clone()
+        .or_else(|| tool.title.clone())
+        .unwrap_or_default();
+    let mut out = TranslatedTool {
+        value: Value::Null,
+        strict: None,
+        fallback_reason: None,
+        notes: Vec::new(),
+        source: source.clone(),
+    };
+    let output_schema = match &tool.output_schema {
+        Some(s) => Some(normalize(&Value::Object(s.clone()))?),
+        None => None,
+    };
+    match provider {
+        Provider::OpenAi | Provider::Responses => {
+            let (schema, strict) = if options.strict {
+                match to_strict(&source) {
+                    Ok(s) => {
+                        out.notes = s.notes;
+                        (s.schema, true)
+                    }
+                    Err(reason) => {
+                        out.fallback_reason = Some(reason);
+                        (source.clone(), false)
+                    }
+                }
+            } else {
+                (source.clone(), false)
+            };
+            out.strict = Some(strict);
+            out.value = if provider == Provider::OpenAi {
+                openai::tool(name, &description, schema, strict)
+            } else {
+                responses::tool(name, &description, schema, strict)
+            };
+        }
+        Provider::Anthropic => out.value = anthropic::tool(name, &description, source.clone()),
+        Provider::Gemini => {
+            let (schema, notes) = gemini::json_schema(&source);
+            let output = output_schema.as_ref().map(|s| gemini::json_schema(s).0);
+            out.notes = notes;
+            out.value = gemini::tool_json(name, &description, schema, output);
+        }
+        Provider::GeminiOpenApi => {
+            let (schema, notes) = gemini::openapi(&source)?;
+            out.notes = notes;
+            out.value = gemini::tool_openapi(name, &description, schema);
+        }
+        Provider::LangChain => {
+            out.value = langchain::tool(name, &description, source.clone(), tool, output_schema)
+        }
+    }
+    Ok(out)
+}
+
+#[derive(Clone, Debug)]
+struct Entry {
+    source: Value,
+    strict: bool,
+}
+
+/// The tools of several servers in one provider's format, and the way back.
+#[derive(Clone, Debug)]
+pub struct Translation {
+    /// The provider.
+    pub provider: Provider,
+    /// Tool definitions, in server then tool order (refused tools left out).
+    pub tools: Vec<Value>,
+    /// Provider names ↔ (server, tool).
+    pub names: NameMap,
+    /// One report per tool, refused ones included.
+    pub reports: Vec<ToolReport>,
+    entries: BTreeMap<String, Entry>,
+}
+
+/// Translates the tools of `servers` (see the module doc).
+pub fn translate(
+    provider: Provider,
+    servers: &[ServerTools<'_>],
+    options: &TranslateOptions,
+) -> Translation {
+    let pairs: Vec<(String, String)> = servers
+        .iter()
+        .flat_map(|s| {
+            s.tools
+                .iter()
+                .map(|t| (s.server.to_owned(), t.name.clone()))
+        })
+        .collect();
+    let names = NameMap::assign(&pairs, provider.name_rules(), options.namespace);
+    let mut tools = Vec::new();
+    let mut reports = Vec::new();
+    let mut entries = BTreeMap::new();
+    for s in servers {
+        for tool in s.tools {
+            let Some(name) = names.name_of(s.server, &tool.name) else {
+                continue;
+            };
+            let mut report = ToolReport {
+                name: name.to_owned(),
+                server: s.server.to_owned(),
+                tool: tool.name.clone(),
+                strict: None,
+                fallback_reason: None,
+                notes: Vec::new(),
+                error: None,
+            };
+            if entries.contains_key(name) {
+                continue; // a server listing the same tool twice
+            }
+            match translate_tool(provider, tool, name, options) {
+                Ok(t) => {
+                    report.strict = t.strict;
+                    report.fallback_reason = t.fallback_reason;
+                    report.notes = t.notes;
+                    tools.push(t.value);
+                    entries.insert(
+                        name.to_owned(),
+                        Entry {
+                            source: t.source,
+                            strict: t.strict == Some(true),
+                        },
+                    );
+                }
+                Err(e) => report.error = Some(e.to_string()),
+            }
+            reports.push(report);
+        }
+    }
+    Translation {
+        provider,
+        tools,
+        names,
+        reports,
+        entries,
+    }
+}
+
+impl Translation {
+    /// The value to put in the API request's `tools` field (Gemini wraps the declarations in
+    /// one `functionDeclarations` tool).
+    pub fn request_tools(&self) -> Value {
+        match self.provider {
+            Provider::Gemini | Provider::GeminiOpenApi => {
+                json!([{ "functionDeclarations": self.tools }])
+            }
+            _ => Value::Array(self.tools.clone()),
+        }
+    }
+
+    /// Maps a model's tool call to the server, tool and `tools/call` arguments. `Err` is text
+    /// to send back to the model as an error result (an unknown tool, arguments that are not
+    /// a JSON object), never a reason to stop.
+    pub fn route(&self, call: &ToolCall) -> Result<(ToolRef, Map<String, Value>), String> {
+        let Some(target) = self.names.resolve(&call.name) else {
+            return Err(format!(
+                "Error: there is no tool named `{}`. Available tools: {}.",
+                call.name,
+                self.names.names().collect::<Vec<_>>().join(", ")
+            ));
+        };
+        let Some(entry) = self.entries.get(&call.name) else {
+            return Err(format!(
+                "Error: the tool `{}` is unavailable (its schema was refused).",
+                call.name
+            ));
+        };
+        let mut args = call.arguments.clone().map_err(|why| {
+            format!(
+                "Error: the arguments for `{}` were not usable: {why}. Send a JSON object.",
+                call.name
+            )
+        })?;
+        if entry.strict {
+            strip_nulls(&mut args, &entry.source);
+        }
+        Ok((target.clone(), args))
+    }
+}
+
+/// A tool call read from an assistant turn.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolCall {
+    /// The provider's call id (`tool_call_id`, `call_id`, `tool_use_id`, Gemini's optional id).
+    pub id: Option<String>,
+    /// The provider-facing tool name.
+    pub name: String,
+    /// The arguments as a JSON object, or why they could not be read.
+    pub arguments: Result<Map<String, Value>, String>,
+}
+
+impl ToolCall {
+    /// Reads arguments that arrive as a JSON string (OpenAI) or as a value (the others).
+    pub fn parse_arguments(raw: Option<&Value>) -> Result<Map<String, Value>, String> {
+        match raw {
+            None | Some(Value::Null) => Ok(Map::new()),
+            Some(Value::Object(m)) => Ok(m.clone()),
+            Some(Value::String(s)) if s.trim().is_empty() => Ok(Map::new()),
+            Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+                Ok(Value::Object(m)) => Ok(m),
+                Ok(other) => Err(format!("expected a JSON object, got `{other}`")),
+                Err(e) => Err(format!("invalid JSON ({e})")),
+            },
+            Some(other) => Err(format!("expected a JSON object, got `{other}`")),
+        }
+    }
+}
+
+/// A tool call and what came of it.
+#[derive(Clone, Debug)]
+pub struct ToolOutcome {
+    /// The call.
+    pub call: ToolCall,
+    /// Its result (errors already turned into `isError` results).
+    pub result: CallToolResult,
+}
+
+/// The tool calls in an assistant turn (a message or a whole API response).
+pub fn tool_calls(provider: Provider, turn: &Value) -> Vec<ToolCall> {
+    match provider {
+        Provider::OpenAi => openai::calls(turn),
+        Provider::Responses => responses::calls(turn),
+        Provider::Anthropic => anthropic::calls(turn),
+        Provider::Gemini | Provider::GeminiOpenApi => gemini::calls(turn),
+        Provider::LangChain => langchain::calls(turn),
+    }
+}
+
+/// The messages (or items) that carry these results back to the model, in order.
+pub fn result_messages(provider: Provider, outcomes: &[ToolOutcome]) -> Vec<Value> {
+    match provider {
+        Provider::OpenAi => openai::results(outcomes),
+        Provider::Responses => responses::results(outcomes),
+        Provider::Anthropic => anthropic::results(outcomes),
+        Provider::Gemini | Provider::GeminiOpenApi => gemini::results(outcomes),
+        Provider::LangChain => langchain::results(outcomes),
+    }
+}
+
+/// What of an assistant turn goes into the conversation (the message itself, taken out of a
+/// whole API response when that is what the model callback returned).
+pub fn assistant_messages(provider: Provider, turn: &Value) -> Vec<Value> {
+    match provider {
+        Provider::OpenAi => vec![openai::message(turn).clone()],
+        Provider::Responses => responses::items(turn).to_vec(),
+        Provider::Anthropic => vec![anthropic::message(turn)],
+        Provider::Gemini | Provider::GeminiOpenApi => vec![gemini::content(turn).clone()],
+        Provider::LangChain => vec![turn.clone()],
+    }
+}
+
+/// The text of an assistant turn.
+pub fn assistant_text(provider: Provider, turn: &Value) -> String {
+    match provider {
+        Provider::OpenAi => openai::text(turn),
+        Provider::Responses => responses::text(turn),
+        Provider::Anthropic => anthropic::text(turn),
+        Provider::Gemini | Provider::GeminiOpenApi => gemini::text(turn),
+        Provider::LangChain => langchain::text(turn),
+    }
+}
+
+/// Joins the `text` of the blocks of a list whose `type` is one of `kinds` (several providers
+/// share this shape).
+pub(super) fn joined_text(blocks: Option<&Value>, kinds: &[&str]) -> String {
+    match blocks {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter(|b| {
+                b.get("type")
+                    .and_then(Value::as_str)
+                    .is_none_or(|t| kinds.contains(&t))
+            })
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}

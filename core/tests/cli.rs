@@ -1,0 +1,310 @@
+//! The `oxmcp` binary, run as a shell user would: `tools` in every format, `call`, progress,
+//! `--trace`, and the exit codes and messages for every way it can go wrong.
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, Output},
+};
+
+use serde_json::{Value, json};
+
+fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples")
+        .join(name)
+}
+
+fn write_config(tag: &str, config: Value) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("oxmcp-cli-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("mcp.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
+    path
+}
+
+fn weather_config(tag: &str, extra: Value) -> PathBuf {
+    let mut servers =
+        json!({"weather": {"command": example("weather_server").display().to_string()}});
+    if let (Value::Object(s), Value::Object(e)) = (&mut servers, extra) {
+        s.extend(e);
+    }
+    write_config(tag, json!({ "mcpServers": servers }))
+}
+
+fn oxmcp(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_oxmcp"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().expect("exited, not killed")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// stdout is exactly one JSON document (nothing else ever goes there).
+fn stdout_json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&o.stdout)
+        )
+    })
+}
+
+#[test]
+fn tools_prints_every_format_and_names_a_failed_server_on_stderr() {
+    let cfg = weather_config("tools", json!({"broken": {"command": "/nonexistent/mcp"}}));
+    let cfg = cfg.to_str().unwrap();
+    let o = oxmcp(&["tools", "--config", cfg]);
+    assert_eq!(code(&o), 4, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("server `broken` failed") && stderr(&o).contains("/nonexistent/mcp"),
+        "{}",
+        stderr(&o)
+    );
+    let tools = stdout_json(&o);
+    assert_eq!(tools[0]["function"]["name"], "weather__get_weather");
+    assert_eq!(tools[0]["function"]["strict"], true);
+
+    let cfg = weather_config("formats", json!({}));
+    let cfg = cfg.to_str().unwrap();
+    let cases = [
+        ("anthropic", "/0/input_schema/type", json!("object")),
+        ("responses", "/0/name", json!("weather__get_weather")),
+        (
+            "gemini",
+            "/0/functionDeclarations/0/parametersJsonSchema/type",
+            json!("object"),
+        ),
+        (
+            "gemini-openapi",
+            "/0/functionDeclarations/0/parameters/type",
+            json!("OBJECT"),
+        ),
+        ("langchain", "/0/args_schema/required/0", json!("city")),
+        ("mcp", "/weather/0/name", json!("get_weather")),
+    ];
+    for (format, pointer, want) in cases {
+        let o = oxmcp(&["tools", "--config", cfg, "--format", format]);
+        assert_eq!(code(&o), 0, "{format}: {}", stderr(&o));
+        assert_eq!(stdout_json(&o).pointer(pointer), Some(&want), "{format}");
+    }
+    let o = oxmcp(&[
+        "tools",
+        "--config",
+        cfg,
+        "--no-strict",
+        "--namespace",
+        "never",
+    ]);
+    assert_eq!(stdout_json(&o)[0]["function"]["name"], "get_weather");
+    assert_eq!(stdout_json(&o)[0]["function"]["strict"], false);
+}
+
+#[test]
+fn call_prints_the_result_and_exits_by_outcome() {
+    let cfg = weather_config("call", json!({}));
+    let cfg = cfg.to_str().unwrap();
+    let o = oxmcp(&[
+        "call",
+        "--config",
+        cfg,
+        "weather",
+        "get_weather",
+        r#"{"city":"Beijing"}"#,
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let r = stdout_json(&o);
+    assert!(
+        r["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Beijing"),
+        "{r}"
+    );
+    assert_eq!(r["structuredContent"]["city"], "Beijing");
+    // A tool failure: the result is still printed, and the exit code says it failed.
+    let o = oxmcp(&[
+        "call",
+        "--config",
+        cfg,
+        "weather",
+        "get_weather",
+        r#"{"city":"Atlantis"}"#,
+    ]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert_eq!(stdout_json(&o)["isError"], true);
+    assert!(stderr(&o).contains("returned an error"), "{}", stderr(&o));
+}
+
+#[test]
+fn trace_shows_every_json_rpc_message_on_stderr() {
+    let cfg = weather_config("trace", json!({}));
+    let o = oxmcp(&[
+        "call",
+        "--trace",
+        "--config",
+        cfg.to_str().unwrap(),
+        "weather",
+        "get_weather",
+        r#"{"city":"北京"}"#,
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let err = stderr(&o);
+    let sent: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("[trace weather] → "))
+        .collect();
+    let got: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("[trace weather] ← "))
+        .collect();
+    assert!(
+        sent.iter()
+            .any(|l| l.contains("\"tools/call\"") && l.contains("北京")),
+        "{err}"
+    );
+    assert!(got.iter().any(|l| l.contains("Beijing")), "{err}");
+    for l in sent.iter().chain(&got) {
+        let json = l
+            .split_once(" ")
+            .unwrap()
+            .1
+            .split_once(" ")
+            .unwrap()
+            .1
+            .split_once(' ')
+            .unwrap()
+            .1;
+        serde_json::from_str::<Value>(json).unwrap_or_else(|e| panic!("{e}: {l}"));
+    }
+    stdout_json(&o); // the trace never reaches stdout
+}
+
+#[test]
+fn progress_is_drawn_on_stderr_when_the_server_reports_it() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/host/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    if !p.exists() {
+        assert!(
+            std::env::var("OXMCP_REQUIRE_INTEROP").is_err(),
+            "{} missing: run `make host-deps`",
+            p.display()
+        );
+        eprintln!("skipping: run `make host-deps`");
+        return;
+    }
+    let cfg = write_config(
+        "progress",
+        json!({"mcpServers": {"everything": {"command": "node", "args": [p.display().to_string()]}}}),
+    );
+    let o = oxmcp(&[
+        "call",
+        "--config",
+        cfg.to_str().unwrap(),
+        "everything",
+        "trigger-long-running-operation",
+        r#"{"duration": 1, "steps": 4}"#,
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("100% (4/4)") && err.contains("[#"), "{err}");
+    stdout_json(&o);
+}
+
+#[test]
+fn exit_codes_and_messages_a_shell_user_can_act_on() {
+    let cfg = weather_config(
+        "codes",
+        json!({"broken": {"command": "sh", "args": ["-c", "echo 'no token' >&2; exit 1"]}}),
+    );
+    let cfg = cfg.to_str().unwrap();
+    let bad_cfg = write_config(
+        "badcfg",
+        json!({"mcpServers": {"w": {"type": "carrier-pigeon"}}}),
+    );
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+        (vec![], 2, "USAGE"),
+        (
+            vec!["frobnicate", "--config", cfg],
+            2,
+            "unknown command `frobnicate`",
+        ),
+        (
+            vec!["tools", "--config", cfg, "--bogus"],
+            2,
+            "unknown option `--bogus`",
+        ),
+        (vec!["tools", "--config"], 2, "`--config` needs a value"),
+        (
+            vec!["tools", "--config", cfg, "--format", "cohere"],
+            2,
+            "unknown --format `cohere`",
+        ),
+        (
+            vec![
+                "call",
+                "--config",
+                cfg,
+                "weather",
+                "get_weather",
+                "{city: Beijing}",
+            ],
+            2,
+            "not valid JSON",
+        ),
+        (
+            vec!["call", "--config", cfg, "weather", "get_weather", "[1]"],
+            2,
+            "must be a JSON object",
+        ),
+        (vec!["call", "--config", cfg, "weather"], 2, "SERVER TOOL"),
+        (
+            vec!["tools", "--config", "/nonexistent/mcp.json"],
+            3,
+            "/nonexistent/mcp.json: cannot read",
+        ),
+        (
+            vec!["tools", "--config", bad_cfg.to_str().unwrap()],
+            3,
+            "server `w`, field `type`: unknown transport `carrier-pigeon`",
+        ),
+        (
+            vec!["call", "--config", cfg, "nope", "x"],
+            3,
+            "server `nope` is not in the config (servers: weather, broken)",
+        ),
+        (vec!["call", "--config", cfg, "broken", "x"], 4, "no token"),
+        (
+            vec!["call", "--config", cfg, "weather", "no_such_tool"],
+            5,
+            "Unknown tool: no_such_tool",
+        ),
+    ];
+    for (args, want, message) in cases {
+        let o = oxmcp(&args);
+        assert_eq!(code(&o), want, "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(message), "{args:?}: {}", stderr(&o));
+        if want >= 2 {
+            assert!(o.stdout.is_empty(), "{args:?} printed to stdout");
+        }
+    }
+    let o = oxmcp(&["--help"]);
+    assert_eq!(code(&o), 0);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("EXIT CODES"));
+    let o = oxmcp(&["servers", "--config", cfg]);
+    assert_eq!(code(&o), 4);
+    let s = stdout_json(&o);
+    assert_eq!(s[0]["state"], "connected");
+    assert_eq!(s[1]["state"], "failed");
+    assert!(s[1]["stderr"].as_str().unwrap().contains("no token"));
+}
