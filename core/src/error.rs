@@ -66,6 +66,10 @@ pub enum Error {
     /// The caller used the API in a way it does not allow.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// Authorization failed: discovery, registration, the user's consent or a token request
+    /// (the OAuth 2.1 flow of `crate::auth`), or a server refused every token offered.
+    #[error("authorization failed: {0}")]
+    Auth(String),
 }
 
 fn stderr_suffix(stderr: &Option<String>) -> String {
@@ -101,6 +105,8 @@ pub enum ErrorKind {
     InvalidSchema,
     /// [`Error::InvalidArgument`]
     InvalidArgument,
+    /// [`Error::Auth`]
+    Auth,
 }
 
 impl ErrorKind {
@@ -117,6 +123,7 @@ impl ErrorKind {
             ErrorKind::UnsupportedProtocolVersion => "unsupported_protocol_version",
             ErrorKind::InvalidSchema => "invalid_schema",
             ErrorKind::InvalidArgument => "invalid_argument",
+            ErrorKind::Auth => "auth",
         }
     }
 }
@@ -141,6 +148,7 @@ impl Error {
             Error::UnsupportedProtocolVersion { .. } => ErrorKind::UnsupportedProtocolVersion,
             Error::InvalidSchema(_) => ErrorKind::InvalidSchema,
             Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
+            Error::Auth(_) => ErrorKind::Auth,
         }
     }
 
