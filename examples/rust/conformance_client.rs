@@ -7,7 +7,10 @@
 use std::sync::Arc;
 
 use oxmcp::{
-    auth::{ClientAssertionKey, ClientCredentials, Grant, OAuthClient, OAuthOptions, TargetPolicy},
+    auth::{
+        ClientAssertionKey, ClientCredentials, EnterpriseIdentity, Grant, OAuthClient,
+        OAuthOptions, TargetPolicy,
+    },
     client::{Client, ClientOptions},
     protocol::ElicitResult,
     transport::http::HttpClientOptions,
@@ -107,6 +110,19 @@ fn oauth_options(context: &Value) -> Result<OAuthOptions, Box<dyn std::error::Er
     o.targets = TargetPolicy::public_only().allow_loopback();
     o.client_metadata_url = Some("https://conformance-test.local/client-metadata.json".into());
     let text = |k: &str| context[k].as_str().map(str::to_owned);
+    // 0.1.16 names no context for the SEP-990 scenario; its fields say what it is.
+    if let Some(id_token) = text("idp_id_token") {
+        o.grant = Grant::EnterpriseManaged(EnterpriseIdentity {
+            idp_token_endpoint: text("idp_token_endpoint")
+                .ok_or("context: no idp_token_endpoint")?,
+            idp_client_id: text("idp_client_id").ok_or("context: no idp_client_id")?,
+            id_token,
+        });
+        let id = text("client_id").ok_or("context: no client_id")?;
+        let secret = text("client_secret").ok_or("context: no client_secret")?;
+        o.client = Some(ClientCredentials::confidential(id, secret));
+        return Ok(o);
+    }
     match context["name"].as_str().unwrap_or_default() {
         "auth/pre-registration" => {
             let id = text("client_id").ok_or("context: no client_id")?;

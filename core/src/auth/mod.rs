@@ -33,7 +33,7 @@ pub use metadata::{
     authorization_server_metadata_urls, canonical_resource, resource_matches,
     resource_metadata_urls,
 };
-pub use provider::{AuthProvider, Challenge, Grant, OAuthClient, OAuthOptions};
+pub use provider::{AuthProvider, Challenge, EnterpriseIdentity, Grant, OAuthClient, OAuthOptions};
 pub use registration::ClientMetadata;
 pub use resource::{AccessClaims, Refusal, ResourceServer, TokenVerifier};
 pub use store::{FileStore, MemoryStore, StoredAuth, TokenStore, store_key};

@@ -58,13 +58,43 @@ impl std::fmt::Debug for Challenge {
 }
 
 /// Which grant the client uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Grant {
     /// Authorization code with PKCE: a user authorizes.
     AuthorizationCode,
     /// Client credentials: a machine client with its own credentials (no user).
     ClientCredentials,
+    /// Enterprise-managed authorization (SEP-990): the user's identity-provider ID token is
+    /// exchanged at the IdP for an identity assertion grant (RFC 8693), which the
+    /// authorization server takes as a JWT-bearer grant (RFC 7523). No user step.
+    EnterpriseManaged(EnterpriseIdentity),
 }
+
+/// The identity-provider side of [`Grant::EnterpriseManaged`].
+#[derive(Clone, PartialEq, Eq)]
+pub struct EnterpriseIdentity {
+    /// The IdP's token endpoint.
+    pub idp_token_endpoint: String,
+    /// This client's id at the IdP.
+    pub idp_client_id: String,
+    /// The user's ID token from the IdP.
+    pub id_token: String,
+}
+
+impl std::fmt::Debug for EnterpriseIdentity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnterpriseIdentity")
+            .field("idp_token_endpoint", &self.idp_token_endpoint)
+            .field("idp_client_id", &self.idp_client_id)
+            .field("id_token", &"<redacted>")
+            .finish()
+    }
+}
+
+const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
+const ID_TOKEN: &str = "urn:ietf:params:oauth:token-type:id_token";
 
 /// How the client authorizes.
 #[derive(Clone)]
@@ -296,9 +326,10 @@ impl OAuthClient {
                     }
                 }
                 _ => {
-                    let grants: &[&str] = match self.options.grant {
+                    let grants: &[&str] = match &self.options.grant {
                         Grant::AuthorizationCode => &["authorization_code", "refresh_token"],
                         Grant::ClientCredentials => &["client_credentials"],
+                        Grant::EnterpriseManaged(_) => &[JWT_BEARER],
                     };
                     let metadata = ClientMetadata {
                         client_name: self.options.client_name.clone(),
@@ -327,13 +358,27 @@ impl OAuthClient {
         };
         let endpoint = token_endpoint(&discovery)?;
         let resource = discovery.resource_indicator.clone();
-        let tokens = match self.options.grant {
+        let tokens = match &self.options.grant {
             Grant::ClientCredentials => {
                 let mut params = vec![("grant_type", "client_credentials".to_owned())];
                 if let Some(s) = &scope_param {
                     params.push(("scope", s.clone()));
                 }
                 params.push(("resource", resource));
+                self.token_request(&discovery, &client, &endpoint, params, &scopes)
+                    .await?
+            }
+            Grant::EnterpriseManaged(identity) => {
+                let assertion = self
+                    .identity_assertion(identity, &discovery, scope_param.as_deref())
+                    .await?;
+                let mut params = vec![
+                    ("grant_type", JWT_BEARER.to_owned()),
+                    ("assertion", assertion),
+                ];
+                if let Some(s) = &scope_param {
+                    params.push(("scope", s.clone()));
+                }
                 self.token_request(&discovery, &client, &endpoint, params, &scopes)
                     .await?
             }
@@ -404,6 +449,53 @@ impl OAuthClient {
             scopes.push("offline_access".into());
         }
         scopes
+    }
+
+    /// SEP-990 step one: the IdP exchanges the user's ID token for an identity assertion
+    /// grant addressed to this authorization server and resource.
+    async fn identity_assertion(
+        &self,
+        identity: &EnterpriseIdentity,
+        discovery: &Discovery,
+        scope: Option<&str>,
+    ) -> Result<String, Error> {
+        let endpoint: Uri = identity.idp_token_endpoint.parse().map_err(|e| {
+            Error::Auth(format!(
+                "bad IdP token endpoint `{}`: {e}",
+                identity.idp_token_endpoint
+            ))
+        })?;
+        let mut form = vec![
+            ("grant_type", TOKEN_EXCHANGE),
+            ("requested_token_type", ID_JAG),
+            ("audience", discovery.issuer.as_str()),
+            ("resource", discovery.resource_indicator.as_str()),
+            ("subject_token", identity.id_token.as_str()),
+            ("subject_token_type", ID_TOKEN),
+            ("client_id", identity.idp_client_id.as_str()),
+        ];
+        if let Some(s) = scope {
+            form.push(("scope", s));
+        }
+        let answer = self
+            .http
+            .post_form(&endpoint, &form, http::HeaderMap::new())
+            .await?;
+        let body = answer.json().unwrap_or_default();
+        if !answer.status.is_success() {
+            return Err(Error::Auth(format!(
+                "the IdP refused the token exchange (HTTP {}): {}",
+                answer.status,
+                body.get("error")
+                    .and_then(|e| e.as_str())
+                    .unwrap_or("no error code")
+            )));
+        }
+        body.get("access_token")
+            .and_then(|t| t.as_str())
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned)
+            .ok_or_else(|| Error::Auth("the IdP's token exchange returned no assertion".into()))
     }
 
     /// The user's authorization; returns the code and the PKCE verifier.
