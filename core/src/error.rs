@@ -79,6 +79,10 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// Authorization failed: discovery, registration, the user's consent or a token request
+    /// (the OAuth 2.1 flow of `crate::auth`), or a server refused every token offered.
+    #[error("authorization failed: {0}")]
+    Auth(String),
 }
 
 fn config_message(
@@ -140,6 +144,8 @@ pub enum ErrorKind {
     InvalidArgument,
     /// [`Error::Config`]
     Config,
+    /// [`Error::Auth`]
+    Auth,
 }
 
 impl ErrorKind {
@@ -157,6 +163,7 @@ impl ErrorKind {
             ErrorKind::InvalidSchema => "invalid_schema",
             ErrorKind::InvalidArgument => "invalid_argument",
             ErrorKind::Config => "config",
+            ErrorKind::Auth => "auth",
         }
     }
 }
@@ -182,6 +189,7 @@ impl Error {
             Error::InvalidSchema(_) => ErrorKind::InvalidSchema,
             Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
             Error::Config { .. } => ErrorKind::Config,
+            Error::Auth(_) => ErrorKind::Auth,
         }
     }
 

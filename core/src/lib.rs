@@ -16,6 +16,7 @@
 //! Every MCP revision is spoken on both sides: the handshake era (2024-11-05, 2025-03-26,
 //! 2025-06-18, 2025-11-25) and the stateless 2026-07-28 era.
 
+pub mod auth;
 pub mod client;
 pub mod error;
 #[doc(hidden)]

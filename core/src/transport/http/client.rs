@@ -33,6 +33,7 @@ use super::{
 };
 use crate::{
     Error,
+    auth::{AuthProvider, Challenge},
     jsonrpc::{ErrorObject, Limits, RequestId, encode_error},
     protocol::{
         meta, methods,
@@ -50,8 +51,12 @@ pub type TokenProvider = Arc<dyn Fn() -> BoxFuture<'static, Option<String>> + Se
 pub struct HttpClientOptions {
     /// Extra headers on every request.
     pub headers: HeaderMap,
-    /// Bearer tokens (OAuth flows plug in here).
+    /// Bearer tokens from a fixed source (ignored when `auth` is set).
     pub token: Option<TokenProvider>,
+    /// Authorization that reacts to the server: the OAuth 2.1 flow of
+    /// [`crate::auth::OAuthClient`] (a 401 or 403 `insufficient_scope` runs it, then the
+    /// request is sent again).
+    pub auth: Option<Arc<dyn AuthProvider>>,
     /// Largest message accepted (an SSE event or a JSON body).
     pub max_message_bytes: usize,
     /// Open the GET stream for server-initiated messages after the handshake.
@@ -79,6 +84,7 @@ impl Default for HttpClientOptions {
         HttpClientOptions {
             headers: HeaderMap::new(),
             token: None,
+            auth: None,
             max_message_bytes: Limits::CLIENT.max_message_bytes,
             get_stream: true,
             legacy_fallback: true,
@@ -400,7 +406,12 @@ fn header(headers: &HeaderMap, name: &HeaderName) -> Option<String> {
         .map(|s| s.trim().to_owned())
 }
 
-/// One HTTP request with the common headers.
+/// How many times one request may send the user through authorization (a server that
+/// keeps refusing must not loop us forever).
+const MAX_AUTH_ROUNDS: usize = 3;
+
+/// One HTTP request with the common headers; a 401 (or 403 `insufficient_scope`) goes to the
+/// auth provider, and the request is sent again when it says so.
 async fn request(
     shared: &Shared,
     method: Method,
@@ -409,6 +420,79 @@ async fn request(
     body: Option<Bytes>,
     extra: HeaderMap,
     last_event_id: Option<&str>,
+) -> Result<http::Response<hyper::body::Incoming>, Error> {
+    let Some(auth) = &shared.options.auth else {
+        let token = match &shared.options.token {
+            Some(provider) => provider().await,
+            None => None,
+        };
+        return request_once(
+            shared,
+            method,
+            uri,
+            session,
+            body,
+            extra,
+            last_event_id,
+            token,
+        )
+        .await;
+    };
+    let mut rounds = 0;
+    loop {
+        let token = auth.token().await?;
+        let response = request_once(
+            shared,
+            method.clone(),
+            uri,
+            session,
+            body.clone(),
+            extra.clone(),
+            last_event_id,
+            token.clone(),
+        )
+        .await?;
+        let status = response.status();
+        let challenge = response
+            .headers()
+            .get(header::WWW_AUTHENTICATE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let step_up = status == StatusCode::FORBIDDEN
+            && challenge
+                .as_deref()
+                .and_then(crate::auth::BearerChallenge::parse)
+                .is_some_and(|c| c.insufficient_scope());
+        if !(status == StatusCode::UNAUTHORIZED || step_up) {
+            return Ok(response);
+        }
+        if rounds == MAX_AUTH_ROUNDS {
+            return Err(Error::Auth(format!(
+                "the server still answers HTTP {status} after {MAX_AUTH_ROUNDS} authorizations"
+            )));
+        }
+        rounds += 1;
+        drop(response);
+        auth.challenged(&Challenge {
+            status: status.as_u16(),
+            www_authenticate: challenge,
+            server: shared.url.clone(),
+            token,
+        })
+        .await?;
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn request_once(
+    shared: &Shared,
+    method: Method,
+    uri: &Uri,
+    session: Option<&str>,
+    body: Option<Bytes>,
+    extra: HeaderMap,
+    last_event_id: Option<&str>,
+    token: Option<String>,
 ) -> Result<http::Response<hyper::body::Incoming>, Error> {
     let mut builder = Request::builder().method(method.clone()).uri(uri.clone());
     let h = builder
@@ -446,10 +530,12 @@ async fn request(
     if let Some(id) = last_event_id.and_then(|s| HeaderValue::from_str(s).ok()) {
         h.insert(headers::LAST_EVENT_ID, id);
     }
-    if let Some(provider) = &shared.options.token
-        && let Some(token) = provider().await
-        && let Ok(v) = HeaderValue::from_str(&format!("Bearer {token}"))
+    // The token goes to the MCP endpoint's own origin only (a legacy endpoint is checked to
+    // be same-origin; redirects are never followed).
+    if let Some(token) = token
+        && let Ok(mut v) = HeaderValue::from_str(&format!("Bearer {token}"))
     {
+        v.set_sensitive(true);
         h.insert(header::AUTHORIZATION, v);
     }
     let sent_headers = h.clone();
@@ -511,7 +597,7 @@ async fn fail(shared: &Shared, ids: &[RequestId], error: &Error) {
             crate::jsonrpc::codes::INTERNAL_ERROR,
             format!("HTTP transport: {error}"),
         )
-        .with_data(json!({ "transport": "http" }));
+        .with_data(json!({ "transport": "http", "kind": error.kind().as_str() }));
         let _ = shared
             .inbound
             .send(Inbound::Frame(Bytes::from(encode_error(Some(id), &e))))

@@ -13,7 +13,7 @@ mod server;
 pub mod sse;
 mod stateless;
 mod streams;
-mod tls;
+pub(crate) mod tls;
 
 pub use client::{HttpClientOptions, HttpClientTransport};
 pub use event_store::{EventStore, InMemoryEventStore};

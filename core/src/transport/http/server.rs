@@ -70,6 +70,9 @@ pub struct HttpServerOptions {
     pub allowed_origins: Option<Vec<String>>,
     /// Authenticates each request.
     pub auth: Option<AuthHook>,
+    /// OAuth bearer tokens: serves the protected-resource metadata and refuses requests
+    /// without a valid token (401/403 with `WWW-Authenticate`).
+    pub resource_server: Option<Arc<crate::auth::ResourceServer>>,
     /// Largest request body (413 beyond it, before parsing).
     pub max_body_bytes: usize,
     /// Most sessions at once, counting the one-request sessions of stateless requests in
@@ -116,6 +119,7 @@ impl Default for HttpServerOptions {
             allowed_hosts: None,
             allowed_origins: None,
             auth: None,
+            resource_server: None,
             max_body_bytes: Limits::SERVER.max_message_bytes,
             max_sessions: 10_000,
             session_idle_timeout: Duration::from_secs(30 * 60),
@@ -242,7 +246,11 @@ impl HttpServer {
         factory: SessionFactory,
     ) -> Result<HttpServer, Error> {
         let loopback = options.bind.ip().is_loopback();
-        if !loopback && options.allowed_hosts.is_none() && options.auth.is_none() {
+        if !loopback
+            && options.allowed_hosts.is_none()
+            && options.auth.is_none()
+            && options.resource_server.is_none()
+        {
             return Err(Error::InvalidArgument(format!(
                 "refusing to listen on {} without `allowed_hosts` or an `auth` hook: a server reachable from the \
                  network must say which Host names it answers to (DNS rebinding) or authenticate its clients",
@@ -410,6 +418,14 @@ async fn handle(state: &Arc<State>, req: Request<Incoming>) -> Response<Body> {
         );
     }
     let path = req.uri().path();
+    if let Some(rs) = &state.options.resource_server
+        && path == rs.metadata_path()
+    {
+        return match *req.method() {
+            Method::GET => body::json(StatusCode::OK, rs.metadata_json()),
+            _ => not_allowed("GET"),
+        };
+    }
     let endpoint = if path == state.options.path {
         Endpoint::Mcp
     } else if state.options.legacy_sse_path.as_deref() == Some(path) {
@@ -428,6 +444,22 @@ async fn handle(state: &Arc<State>, req: Request<Incoming>) -> Response<Body> {
             None,
             ErrorObject::new(codes::INVALID_REQUEST, message),
         );
+    }
+    let mut req = req;
+    if let Some(rs) = &state.options.resource_server {
+        if let Err(refusal) = rs.authorize(req.headers()).await {
+            let mut r = body::rpc_error(
+                refusal.status,
+                None,
+                ErrorObject::new(codes::INVALID_REQUEST, refusal.message),
+            );
+            if let Ok(v) = HeaderValue::from_str(&refusal.www_authenticate) {
+                r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+            }
+            return r;
+        }
+        // Checked: the client's token goes no further (never upstream, never to a handler).
+        req.headers_mut().remove(header::AUTHORIZATION);
     }
     match (endpoint, req.method().clone()) {
         (Endpoint::Mcp, _) => {}
