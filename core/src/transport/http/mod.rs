@@ -7,8 +7,10 @@ mod event_store;
 mod legacy;
 pub mod security;
 mod server;
+mod shared;
 pub mod sse;
 mod stateless;
+pub mod store;
 mod streams;
 mod tls;
 

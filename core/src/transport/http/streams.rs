@@ -57,6 +57,10 @@ pub(crate) struct Resumable {
     pub(crate) session: String,
 }
 
+/// Takes the messages no stream of this replica can carry (a scaled-out session: another
+/// replica may hold the GET stream).
+pub(crate) type Spill = Arc<dyn Fn(Bytes) + Send + Sync>;
+
 /// The streams of one session.
 pub(crate) struct Streams {
     table: Mutex<Table>,
@@ -64,6 +68,8 @@ pub(crate) struct Streams {
     resumable: Option<Resumable>,
     /// Responses are plain JSON bodies, which carry nothing before the answer.
     json_only: bool,
+    /// Set for a session shared by several replicas: what has no local stream goes here.
+    spill: Option<Spill>,
 }
 
 /// A stream picked up again: the events the client missed, then (unless the stream had
@@ -89,15 +95,28 @@ pub(crate) struct Opened {
 
 impl Streams {
     pub(crate) fn new(resumable: Option<Resumable>, json_only: bool) -> Arc<Self> {
+        Self::shared(resumable, json_only, 1, None)
+    }
+
+    /// Streams of a session that other replicas serve too: stream numbers start at
+    /// `first_stream` (so event ids of different replicas never collide) and messages without
+    /// a local stream go to `spill`.
+    pub(crate) fn shared(
+        resumable: Option<Resumable>,
+        json_only: bool,
+        first_stream: u64,
+        spill: Option<Spill>,
+    ) -> Arc<Self> {
         Arc::new(Streams {
             table: Mutex::new(Table {
-                next_stream: 1,
+                next_stream: first_stream.max(1),
                 by_request: HashMap::new(),
                 streams: HashMap::new(),
                 standalone: None,
             }),
             resumable,
             json_only,
+            spill,
         })
     }
 
@@ -219,6 +238,9 @@ impl Streams {
                 }
                 (found, true)
             }
+            // A JSON response has room only for the answer; a shared session's GET stream
+            // carries the rest (progress and logs included), wherever it is held.
+            Route::Related(_) if self.json_only && self.spill.is_some() => (None, false),
             // A JSON response has room only for the answer, so a request the server asks while
             // working (sampling, elicitation, roots) goes to the GET stream, if one is open.
             Route::Related(_) if self.json_only => match server_request_id(&json) {
@@ -234,6 +256,13 @@ impl Streams {
             ),
             Route::Unrelated => (table.standalone, false),
         };
+        if stream.is_none()
+            && !answers
+            && let Some(spill) = &self.spill
+        {
+            spill(json);
+            return None;
+        }
         let Some(stream) = stream else {
             tracing::debug!(target: "oxmcp::http", "no stream for an outbound message ({:?}); dropped", frame.route);
             return server_request_id(&json);
