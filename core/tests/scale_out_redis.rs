@@ -487,3 +487,35 @@ async fn a_server_refuses_a_store_it_cannot_reach_or_parse() {
     assert!(!bad_key.status.success());
     assert!(String::from_utf8_lossy(&bad_key.stderr).contains("64 hex digits"));
 }
+
+#[tokio::test]
+async fn a_response_stream_cut_on_a_is_resumed_through_b() {
+    let cluster = Cluster::start(false).await;
+    let mcp = Mcp::initialize(&cluster.url(C), &cluster.url(C), json!({})).await;
+    let body = json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call",
+        "params": {"name": "test_reconnection", "arguments": {}}});
+    // The tool cuts its response stream at once and answers 200 ms later (SEP-1699).
+    let mut cut = mcp.post(&cluster.url(A), &body).await.expect("POST");
+    assert!(cut.is_sse());
+    let priming = cut.next_event(WAIT).await.expect("priming event");
+    let last = priming.id.expect("an id to resume from");
+    assert!(cut.next_event(WAIT).await.is_none(), "the stream was cut");
+    let mut resumed = mcp.get(&cluster.url(B), Some(&last)).await;
+    if resumed.status != StatusCode::OK {
+        let status = resumed.status;
+        panic!("resuming `{last}`: {status} {}", resumed.json().await);
+    }
+    let answer = resumed.next_message(WAIT).await.expect("the answer");
+    assert_eq!(answer["id"], 11);
+    assert_eq!(text_of(&answer), "Reconnection test completed");
+    assert!(
+        resumed.next_event(WAIT).await.is_none(),
+        "it ends after the answer"
+    );
+    // The same id from another session, and a stream that never existed, are refused.
+    let other = Mcp::initialize(&cluster.url(B), &cluster.url(B), json!({})).await;
+    let refused = other.get(&cluster.url(C), Some(&last)).await;
+    assert_eq!(refused.status, StatusCode::NOT_FOUND);
+    let refused = mcp.get(&cluster.url(C), Some("12345-1")).await;
+    assert_eq!(refused.status, StatusCode::NOT_FOUND);
+}

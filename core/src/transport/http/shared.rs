@@ -22,7 +22,7 @@ use super::{
     server::{HttpSession, Slot, State, refuse, start_engine},
     sse::SseEvent,
     store::{BusKind, BusMessage, SessionRecord, SharedStore, StoreError, principal_of},
-    streams::{Delivery, Spill, Streams},
+    streams::{Delivery, Mirror, Spill, Streams, parse_event_id},
 };
 use crate::{
     jsonrpc::codes,
@@ -82,11 +82,20 @@ pub(super) fn new_session(
             store,
             session: id.to_owned(),
         });
+    // JSON answers carry no event ids, so there is nothing to resume elsewhere.
+    let mirror: Option<Mirror> = (!state.options.json_response).then(|| {
+        let store = store.clone();
+        let id = id.to_owned();
+        Arc::new(move |stream: u64, seq: u64, json: &Bytes, last: bool| {
+            store.append_stream_event(&id, stream, seq, json.clone(), last)
+        }) as Mirror
+    });
     let streams = Streams::shared(
         resumable,
         state.options.json_response,
         random_base(),
         Some(spill),
+        mirror,
     );
     let (engine, inbound) = start_engine(state, &streams);
     engine.number_requests_from(random_base() as i64);
@@ -216,6 +225,11 @@ pub(super) async fn get_stream(
     let last = headers
         .get(headers::LAST_EVENT_ID)
         .and_then(|v| v.to_str().ok());
+    if let Some(last) = last
+        && let Some((stream, seq)) = parse_event_id(last)
+    {
+        return resume_post_stream(store, session, id, last, stream, seq).await;
+    }
     let tail = match store.tail(id, last).await {
         Ok(tail) => tail,
         Err(StoreError::ForeignEvent) => {
@@ -230,8 +244,65 @@ pub(super) async fn get_stream(
         }
         Err(e) => return store_unavailable(&e),
     };
+    let rx = relay(tail.events, session);
+    let priming = SseEvent {
+        id: Some(tail.start),
+        retry: Some(state.options.sse_retry.as_millis() as u64),
+        ..Default::default()
+    };
+    body::sse(StatusCode::OK, vec![priming], rx, None, false)
+}
+
+/// A POST response stream picked up again: from this replica's memory when the request ran
+/// here, else from the store's copy (then live until the answer).
+async fn resume_post_stream(
+    store: &Arc<dyn SharedStore>,
+    session: Arc<HttpSession>,
+    id: &str,
+    last: &str,
+    stream: u64,
+    seq: u64,
+) -> Response<Body> {
+    if let Some(resumed) = session.streams.resume(last).await {
+        let prelude = resumed
+            .replayed
+            .iter()
+            .map(|d| SseEvent::message(Some(d.event_id.clone()), &d.json))
+            .collect();
+        return match resumed.live {
+            Some(rx) => body::sse(StatusCode::OK, prelude, rx, None, false),
+            None => body::sse(
+                StatusCode::OK,
+                prelude,
+                mpsc::unbounded_channel().1,
+                None,
+                true,
+            ),
+        };
+    }
+    match store.tail_stream(id, stream, seq).await {
+        Ok(Some(events)) => body::sse(
+            StatusCode::OK,
+            Vec::new(),
+            relay(events, session),
+            None,
+            false,
+        ),
+        Ok(None) => refuse(
+            StatusCode::NOT_FOUND,
+            codes::INVALID_REQUEST,
+            format!("No stream to resume at `{last}`"),
+        ),
+        Err(e) => store_unavailable(&e),
+    }
+}
+
+/// Moves stored events onto an SSE response while the client listens and the session lives.
+fn relay(
+    mut events: mpsc::Receiver<super::store::StoredEvent>,
+    session: Arc<HttpSession>,
+) -> mpsc::UnboundedReceiver<Delivery> {
     let (tx, rx) = mpsc::unbounded_channel();
-    let mut events = tail.events;
     tokio::spawn(async move {
         loop {
             tokio::select! {
@@ -247,12 +318,7 @@ pub(super) async fn get_stream(
             }
         }
     });
-    let priming = SseEvent {
-        id: Some(tail.start),
-        retry: Some(state.options.sse_retry.as_millis() as u64),
-        ..Default::default()
-    };
-    body::sse(StatusCode::OK, vec![priming], rx, None, false)
+    rx
 }
 
 /// DELETE: the session ends on every replica.

@@ -61,6 +61,10 @@ pub(crate) struct Resumable {
 /// replica may hold the GET stream).
 pub(crate) type Spill = Arc<dyn Fn(Bytes) + Send + Sync>;
 
+/// Copies every event of a local stream elsewhere (`stream`, `seq`, the message, whether it
+/// ends the stream), so another replica can resume the stream.
+pub(crate) type Mirror = Arc<dyn Fn(u64, u64, &Bytes, bool) + Send + Sync>;
+
 /// The streams of one session.
 pub(crate) struct Streams {
     table: Mutex<Table>,
@@ -70,6 +74,7 @@ pub(crate) struct Streams {
     json_only: bool,
     /// Set for a session shared by several replicas: what has no local stream goes here.
     spill: Option<Spill>,
+    mirror: Option<Mirror>,
 }
 
 /// A stream picked up again: the events the client missed, then (unless the stream had
@@ -95,17 +100,18 @@ pub(crate) struct Opened {
 
 impl Streams {
     pub(crate) fn new(resumable: Option<Resumable>, json_only: bool) -> Arc<Self> {
-        Self::shared(resumable, json_only, 1, None)
+        Self::shared(resumable, json_only, 1, None, None)
     }
 
     /// Streams of a session that other replicas serve too: stream numbers start at
-    /// `first_stream` (so event ids of different replicas never collide) and messages without
-    /// a local stream go to `spill`.
+    /// `first_stream` (so event ids of different replicas never collide), messages without
+    /// a local stream go to `spill`, and the events of local streams are copied to `mirror`.
     pub(crate) fn shared(
         resumable: Option<Resumable>,
         json_only: bool,
         first_stream: u64,
         spill: Option<Spill>,
+        mirror: Option<Mirror>,
     ) -> Arc<Self> {
         Arc::new(Streams {
             table: Mutex::new(Table {
@@ -117,6 +123,7 @@ impl Streams {
             resumable,
             json_only,
             spill,
+            mirror,
         })
     }
 
@@ -138,6 +145,11 @@ impl Streams {
             table.by_request.insert(id.clone(), stream);
         }
         let pending = if batch { 1 } else { ids.len() };
+        if let Some(mirror) = &self.mirror {
+            // Marks the stream as opened (event 0 is the priming event, which carries nothing),
+            // so a resumption elsewhere finds it even before its first message.
+            mirror(stream, 0, &Bytes::new(), false);
+        }
         table.streams.insert(
             stream,
             Stream {
@@ -284,6 +296,9 @@ impl Streams {
         if let Some(r) = &self.resumable {
             r.store
                 .append(&r.session, stream, seq, delivery.json.clone());
+        }
+        if let Some(mirror) = &self.mirror {
+            mirror(stream, seq, &delivery.json, is_final);
         }
         if let Some(live) = &s.live
             && live.send(delivery).is_err()

@@ -23,7 +23,10 @@
 //!   start at a random point, so an answer names exactly one waiting engine. Nothing has an
 //!   owner, so nothing needs reclaiming when a replica dies.
 //!
-//! POST response streams stay on the replica running the request (its handler dies with it).
+//! - **POST response streams** are served by the replica running the request, and copied
+//!   to the store as they go, so a client whose response stream was cut resumes it with
+//!   `Last-Event-ID` on any replica (the copy, then the live rest, until the answer).
+//!
 //! Stateless (2026-07-28) requests do not touch the store at all.
 //!
 //! **Failure behaviour.** When the store is unreachable, a session-bound request gets
@@ -127,6 +130,19 @@ pub trait SharedStore: Send + Sync + 'static {
     /// Appends one message to the session's GET-stream log. Called in order on the hot path:
     /// it must not block (the write happens behind, in order).
     fn append_event(&self, session: &str, json: Bytes);
+
+    /// Copies event `seq` of the POST response stream `stream` (`last`: it ends the stream),
+    /// in order, without blocking, so the stream can be resumed on another replica.
+    fn append_stream_event(&self, session: &str, stream: u64, seq: u64, json: Bytes, last: bool);
+
+    /// The events of POST response stream `stream` after `seq` (ids `<stream>-<seq>`), then
+    /// the live ones until the one that ends it; `None` when the session has no such stream.
+    fn tail_stream(
+        &self,
+        session: &str,
+        stream: u64,
+        seq: u64,
+    ) -> BoxFuture<'static, Result<Option<mpsc::Receiver<StoredEvent>>, StoreError>>;
 
     /// Reads the session's GET-stream log after `last_event_id` (or from now on).
     fn tail(

@@ -62,7 +62,7 @@ pub struct RedisStore {
     options: Arc<RedisStoreOptions>,
     /// This process, so it skips what it published itself.
     replica: String,
-    writer: mpsc::UnboundedSender<(String, Bytes)>,
+    writer: mpsc::UnboundedSender<Write>,
     bus: Mutex<Option<mpsc::UnboundedReceiver<BusMessage>>>,
 }
 
@@ -72,6 +72,46 @@ impl std::fmt::Debug for RedisStore {
             .field("replica", &self.replica)
             .field("prefix", &self.options.prefix)
             .finish_non_exhaustive()
+    }
+}
+
+/// One entry for the writer: the stream key, the entry's sequence number within a POST
+/// response stream and whether it ends that stream (`None` for the GET-stream log), and the
+/// message.
+struct Write {
+    key: String,
+    seq: Option<(u64, bool)>,
+    json: Bytes,
+}
+
+/// What a tail reads: the GET-stream log, or one POST response stream after a point.
+enum Follow {
+    Log { session: String },
+    Stream { stream: u64, after: u64 },
+}
+
+impl Follow {
+    /// The SSE event of an entry (`None`: skip it) and whether it is the last one.
+    fn event(&self, entry: &redis::streams::StreamId) -> (Option<StoredEvent>, bool) {
+        let json: Vec<u8> = entry.get("m").unwrap_or_default();
+        match self {
+            Follow::Log { session } => (
+                Some(StoredEvent {
+                    id: event_id(session, &entry.id),
+                    json: Bytes::from(json),
+                }),
+                false,
+            ),
+            Follow::Stream { stream, after } => {
+                let seq: u64 = entry.get("s").unwrap_or_default();
+                let last = entry.get::<u8>("f") == Some(1);
+                let event = (seq > *after && !json.is_empty()).then(|| StoredEvent {
+                    id: format!("{stream}-{seq}"),
+                    json: Bytes::from(json),
+                });
+                (event, last)
+            }
+        }
     }
 }
 
@@ -231,9 +271,65 @@ impl SharedStore for RedisStore {
     }
 
     fn append_event(&self, session: &str, json: Bytes) {
-        if self.writer.send((session.to_owned(), json)).is_err() {
+        let write = Write {
+            key: self.key("events", session),
+            seq: None,
+            json,
+        };
+        if self.writer.send(write).is_err() {
             tracing::warn!(target: "oxmcp::http", "the event writer has stopped; an event was dropped");
         }
+    }
+
+    fn append_stream_event(&self, session: &str, stream: u64, seq: u64, json: Bytes, last: bool) {
+        let write = Write {
+            key: format!("{}:{stream}", self.key("events", session)),
+            seq: Some((seq, last)),
+            json,
+        };
+        if self.writer.send(write).is_err() {
+            tracing::warn!(target: "oxmcp::http", "the event writer has stopped; an event was dropped");
+        }
+    }
+
+    fn tail_stream(
+        &self,
+        session: &str,
+        stream: u64,
+        seq: u64,
+    ) -> BoxFuture<'static, Result<Option<mpsc::Receiver<StoredEvent>>, StoreError>> {
+        let client = self.client.clone();
+        let mut conn = self.conn.clone();
+        let options = self.options.clone();
+        let retries = options.retries;
+        let key = format!("{}:{stream}", self.key("events", session));
+        Box::pin(async move {
+            // The stream's opening mark is written behind, at most moments before a client
+            // can know the stream's id: look again briefly before calling it unknown.
+            let mut command = redis::cmd("EXISTS");
+            command.arg(&key);
+            let mut looks = 0;
+            while !query::<bool>(&mut conn, &command, retries).await? {
+                looks += 1;
+                if looks > 3 {
+                    return Ok(None);
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            let reader = reader(&client, &options).await.map_err(unavailable)?;
+            let (tx, events) = mpsc::channel(256);
+            let follow = Follow::Stream { stream, after: seq };
+            tokio::spawn(follow_log(
+                client,
+                options,
+                reader,
+                key,
+                follow,
+                "0-0".into(),
+                tx,
+            ));
+            Ok(Some(events))
+        })
     }
 
     fn tail(
@@ -265,7 +361,8 @@ impl SharedStore for RedisStore {
             let reader = reader(&client, &options).await.map_err(unavailable)?;
             let (tx, events) = mpsc::channel(256);
             let start = event_id(&session, &after);
-            tokio::spawn(follow(client, options, reader, key, session, after, tx));
+            let follow = Follow::Log { session };
+            tokio::spawn(follow_log(client, options, reader, key, follow, after, tx));
             Ok(Tail { start, events })
         })
     }
@@ -304,12 +401,12 @@ async fn reader(
 
 /// Sends the log of one GET stream after `after` to `tx`, in order, until the client goes
 /// away or Redis stays unreachable (the SSE response then ends and the client resumes).
-async fn follow(
+async fn follow_log(
     client: Client,
     options: Arc<RedisStoreOptions>,
     mut conn: MultiplexedConnection,
     key: String,
-    session: String,
+    follow: Follow,
     mut after: String,
     tx: mpsc::Sender<StoredEvent>,
 ) {
@@ -330,13 +427,14 @@ async fn follow(
                 failures = 0;
                 let entries = reply.into_iter().flat_map(|r| r.keys).flat_map(|k| k.ids);
                 for entry in entries {
-                    let json: Vec<u8> = entry.get("m").unwrap_or_default();
                     after = entry.id.clone();
-                    let event = StoredEvent {
-                        id: event_id(&session, &entry.id),
-                        json: Bytes::from(json),
-                    };
-                    if tx.send(event).await.is_err() {
+                    let (event, last) = follow.event(&entry);
+                    if let Some(event) = event
+                        && tx.send(event).await.is_err()
+                    {
+                        return;
+                    }
+                    if last {
                         return;
                     }
                 }
@@ -365,25 +463,28 @@ fn backoff(failures: u32) -> Duration {
 async fn write_events(
     mut conn: ConnectionManager,
     options: Arc<RedisStoreOptions>,
-    mut queue: mpsc::UnboundedReceiver<(String, Bytes)>,
+    mut queue: mpsc::UnboundedReceiver<Write>,
 ) {
     let ttl = options.session_ttl.as_millis() as u64;
     let mut batch = Vec::new();
     while queue.recv_many(&mut batch, 64).await > 0 {
         let mut pipe = redis::pipe();
-        for (session, json) in &batch {
-            let key = format!("{}events:{session}", options.prefix);
-            pipe.cmd("XADD")
-                .arg(&key)
+        for write in &batch {
+            let add = pipe
+                .cmd("XADD")
+                .arg(&write.key)
                 .arg("MAXLEN")
                 .arg("~")
                 .arg(options.events_per_stream)
                 .arg("*")
                 .arg("m")
-                .arg(json.as_ref())
-                .ignore()
+                .arg(write.json.as_ref());
+            if let Some((seq, last)) = write.seq {
+                add.arg("s").arg(seq).arg("f").arg(u8::from(last));
+            }
+            add.ignore()
                 .cmd("PEXPIRE")
-                .arg(&key)
+                .arg(&write.key)
                 .arg(ttl)
                 .ignore();
         }
