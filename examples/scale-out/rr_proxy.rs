@@ -5,7 +5,8 @@
 //!
 //! `cargo run --example rr_proxy -- --port 8080 --backend 127.0.0.1:3001 --backend 127.0.0.1:3002`
 //! prints `proxy listening on 127.0.0.1:PORT` on stderr once it listens (`--port 0` picks a
-//! free port). A backend that refuses the connection is skipped for that connection.
+//! free port), then one line per connection saying which backend it went to. A backend that
+//! refuses the connection is skipped for that connection.
 
 use std::sync::{
     Arc,
@@ -44,6 +45,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             for k in 0..backends.len() {
                 let backend = &backends[(first + k) % backends.len()];
                 if let Ok(mut upstream) = TcpStream::connect(backend).await {
+                    eprintln!("proxy: connection {first} -> {backend}");
                     let _ = upstream.set_nodelay(true);
                     let mut client = client;
                     let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;

@@ -12,6 +12,7 @@ use std::{
     net::SocketAddr,
     path::PathBuf,
     process::Stdio,
+    sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
 
@@ -132,6 +133,15 @@ impl Replica {
 /// Runs `command` until it prints `<marker>HOST:PORT` on stderr; keeps draining stderr to
 /// this test's stderr afterwards.
 async fn spawn_announcing(mut command: Command, marker: &str) -> (Child, SocketAddr) {
+    spawn_recording(command, marker, None).await
+}
+
+/// Like [`spawn_announcing`], keeping every later stderr line in `record` too.
+async fn spawn_recording(
+    mut command: Command,
+    marker: &str,
+    record: Option<Arc<Mutex<Vec<String>>>>,
+) -> (Child, SocketAddr) {
     command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -154,6 +164,9 @@ async fn spawn_announcing(mut command: Command, marker: &str) -> (Child, SocketA
     tokio::spawn(async move {
         while let Ok(Some(line)) = lines.next_line().await {
             eprintln!("[peer] {line}");
+            if let Some(record) = &record {
+                record.lock().expect("lock").push(line);
+            }
         }
     });
     (child, addr)
@@ -165,6 +178,8 @@ pub struct Cluster {
     pub replicas: Vec<Replica>,
     pub proxy: SocketAddr,
     _proxy: Child,
+    /// The proxy's lines, one per connection: `proxy: connection N -> HOST:PORT`.
+    proxy_log: Arc<Mutex<Vec<String>>>,
 }
 
 impl Cluster {
@@ -179,12 +194,15 @@ impl Cluster {
         for r in &replicas {
             command.args(["--backend", &r.addr.to_string()]);
         }
-        let (proxy_child, proxy) = spawn_announcing(command, "proxy listening on ").await;
+        let proxy_log = Arc::new(Mutex::new(Vec::new()));
+        let (proxy_child, proxy) =
+            spawn_recording(command, "proxy listening on ", Some(proxy_log.clone())).await;
         Cluster {
             redis,
             replicas,
             proxy,
             _proxy: proxy_child,
+            proxy_log,
         }
     }
 
@@ -194,6 +212,18 @@ impl Cluster {
 
     pub fn url(&self, replica: usize) -> String {
         self.replicas[replica].url()
+    }
+
+    /// How many connections the proxy sent to each replica, in replica order.
+    pub fn connections_per_replica(&self) -> Vec<usize> {
+        let log = self.proxy_log.lock().expect("lock");
+        self.replicas
+            .iter()
+            .map(|r| {
+                let target = format!("-> {}", r.addr);
+                log.iter().filter(|l| l.ends_with(&target)).count()
+            })
+            .collect()
     }
 }
 
