@@ -19,7 +19,9 @@ use scale_out::Cluster;
 use tokio::process::Command;
 
 fn interop_dir(language: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/interop").join(language)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/interop")
+        .join(language)
 }
 
 /// Runs a client script to completion (a guard against a hang, not a timed assertion) and

@@ -519,3 +519,78 @@ async fn a_response_stream_cut_on_a_is_resumed_through_b() {
     let refused = mcp.get(&cluster.url(C), Some("12345-1")).await;
     assert_eq!(refused.status, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn a_listen_stream_on_a_hears_of_a_change_made_on_c() {
+    let cluster = Cluster::start(false).await;
+    let watched = "test://watched-resource";
+    let body = json!({"jsonrpc": "2.0", "id": 40, "method": "subscriptions/listen", "params": {
+        "notifications": {"resourceSubscriptions": [watched]}, "_meta": meta()}});
+    let mut listen = send(
+        "POST",
+        &cluster.url(A),
+        &[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "subscriptions/listen"),
+        ],
+        Some(&body),
+    )
+    .await
+    .expect("listen");
+    assert_eq!(listen.status, StatusCode::OK);
+    assert!(listen.is_sse());
+    let ack = listen.next_message(WAIT).await.expect("acknowledged");
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    // A change to a resource nobody listens for is not delivered; the watched one is, once.
+    for uri in ["test://static-text", watched] {
+        let (status, touched) = stateless_call(
+            &cluster.url(C),
+            41,
+            json!({"name": "scale_out_touch", "arguments": {"uri": uri}, "_meta": meta()}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{touched}");
+        assert_eq!(text_of(&touched), format!("touched {uri}"));
+    }
+    let heard = listen.next_message(WAIT).await.expect("the change");
+    assert_eq!(
+        heard["method"], "notifications/resources/updated",
+        "{heard}"
+    );
+    assert_eq!(heard["params"]["uri"], watched);
+    let extra = tokio::time::timeout(Duration::from_millis(300), listen.next_message(WAIT)).await;
+    assert!(extra.is_err(), "delivered more than once: {extra:?}");
+
+    // A handshake-era session subscribed through B hears it too, on its GET stream held on A.
+    let mcp = Mcp::initialize(&cluster.url(A), &cluster.url(B), json!({})).await;
+    let subscribed = mcp
+        .request(
+            &cluster.url(B),
+            42,
+            "resources/subscribe",
+            json!({"uri": watched}),
+        )
+        .await;
+    assert_eq!(subscribed["result"], json!({}), "{subscribed}");
+    let mut get = mcp.get(&cluster.url(A), None).await;
+    get.next_event(WAIT).await.expect("priming");
+    let (status, _) = stateless_call(
+        &cluster.url(C),
+        43,
+        json!({"name": "scale_out_touch", "arguments": {"uri": watched}, "_meta": meta()}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let heard = get
+        .next_message(WAIT)
+        .await
+        .expect("the change on the GET stream");
+    assert_eq!(
+        heard["method"], "notifications/resources/updated",
+        "{heard}"
+    );
+    assert_eq!(heard["params"]["uri"], watched);
+}

@@ -36,6 +36,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         builder = builder.request_state_key(parse_key(hex)?);
     }
     let server = fixture::build(builder)?;
+    if value("--store")?.is_some() {
+        add_scale_out_tools(&server)?;
+    }
     if !args.iter().any(|a| a == "--http") {
         server.serve_stdio().await?;
         return Ok(());
@@ -69,4 +72,29 @@ fn parse_key(hex: &str) -> Result<[u8; 32], String> {
         *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
     }
     Ok(key)
+}
+
+/// Scale-out only: a change made on one replica that listeners on the others must hear of.
+fn add_scale_out_tools(server: &Server) -> oxmcp::Result<()> {
+    use oxmcp::{
+        protocol::{CallToolResult, Tool},
+        server::Context,
+    };
+    use serde_json::{Value, json};
+    let this = server.clone();
+    server.add_tool(
+        Tool::new(
+            "scale_out_touch",
+            "Marks a resource as updated (its subscribers, on every replica, are told)",
+            json!({"type": "object", "properties": {"uri": {"type": "string"}}, "required": ["uri"]}),
+        ),
+        move |args: Value, _c: Context| {
+            let this = this.clone();
+            async move {
+                let uri = args["uri"].as_str().unwrap_or_default().to_owned();
+                this.notify_resource_updated(&uri);
+                Ok(CallToolResult::text(format!("touched {uri}")))
+            }
+        },
+    )
 }

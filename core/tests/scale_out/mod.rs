@@ -132,7 +132,7 @@ impl Replica {
 
 /// Runs `command` until it prints `<marker>HOST:PORT` on stderr; keeps draining stderr to
 /// this test's stderr afterwards.
-async fn spawn_announcing(mut command: Command, marker: &str) -> (Child, SocketAddr) {
+async fn spawn_announcing(command: Command, marker: &str) -> (Child, SocketAddr) {
     spawn_recording(command, marker, None).await
 }
 

@@ -27,7 +27,12 @@
 //!   to the store as they go, so a client whose response stream was cut resumes it with
 //!   `Last-Event-ID` on any replica (the copy, then the live rest, until the answer).
 //!
-//! Stateless (2026-07-28) requests do not touch the store at all.
+//! - **Changes** (a list changed, a resource was updated) are published to every replica, which
+//!   tells its own `subscriptions/listen` streams and sessions as if the change were local. A
+//!   handshake-era session with engines on several replicas may hear a `list_changed` once per
+//!   replica: the notification only says "fetch the list again", so that is harmless.
+//!
+//! Stateless (2026-07-28) requests touch the store only for that fan-out.
 //!
 //! **Failure behaviour.** When the store is unreachable, a session-bound request gets
 //! 503 with `Retry-After` and a message saying so; stateless requests go on. Each store
@@ -156,6 +161,22 @@ pub trait SharedStore: Send + Sync + 'static {
 
     /// The messages other replicas publish; the server takes it once, when it starts.
     fn subscribe(&self) -> Option<mpsc::UnboundedReceiver<BusMessage>>;
+
+    /// Tells every other replica that something changed here (a list, or a resource).
+    fn publish_change(&self, change: Change) -> BoxFuture<'static, Result<(), StoreError>>;
+
+    /// The changes other replicas publish; the server role takes it once.
+    fn subscribe_changes(&self) -> Option<mpsc::UnboundedReceiver<Change>>;
+}
+
+/// A change made on one replica that the clients of all of them may be listening for
+/// (`subscriptions/listen`, `list_changed`, `resources/updated`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    /// The notification's method (`notifications/tools/list_changed`, …).
+    pub method: String,
+    /// The resource, for `notifications/resources/updated`.
+    pub uri: Option<String>,
 }
 
 /// Connects to the store a URL names (`redis://HOST:PORT/` or `rediss://…`), for servers and

@@ -22,7 +22,9 @@ use redis::{
 use sha2::Digest;
 use tokio::sync::mpsc;
 
-use super::{BusKind, BusMessage, SessionRecord, SharedStore, StoreError, StoredEvent, Tail, hex};
+use super::{
+    BusKind, BusMessage, Change, SessionRecord, SharedStore, StoreError, StoredEvent, Tail, hex,
+};
 use crate::{Error, sync::Mutex};
 
 /// Settings of a [`RedisStore`].
@@ -64,6 +66,7 @@ pub struct RedisStore {
     replica: String,
     writer: mpsc::UnboundedSender<Write>,
     bus: Mutex<Option<mpsc::UnboundedReceiver<BusMessage>>>,
+    changes: Mutex<Option<mpsc::UnboundedReceiver<Change>>>,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -174,11 +177,13 @@ impl RedisStore {
         let (writer, queue) = mpsc::unbounded_channel();
         tokio::spawn(write_events(conn.clone(), options.clone(), queue));
         let (bus_tx, bus_rx) = mpsc::unbounded_channel();
+        let (changes_tx, changes_rx) = mpsc::unbounded_channel();
         tokio::spawn(listen(
             client.clone(),
             options.clone(),
             replica.clone(),
             bus_tx,
+            changes_tx,
         ));
         Ok(RedisStore {
             client,
@@ -187,6 +192,7 @@ impl RedisStore {
             replica,
             writer,
             bus: Mutex::new(Some(bus_rx)),
+            changes: Mutex::new(Some(changes_rx)),
         })
     }
 
@@ -382,6 +388,25 @@ impl SharedStore for RedisStore {
     fn subscribe(&self) -> Option<mpsc::UnboundedReceiver<BusMessage>> {
         self.bus.lock().take()
     }
+
+    fn publish_change(&self, change: Change) -> BoxFuture<'static, Result<(), StoreError>> {
+        let mut conn = self.conn.clone();
+        let retries = self.options.retries;
+        let channel = format!("{}bus", self.options.prefix);
+        let payload = serde_json::json!({
+            "from": self.replica, "s": "", "k": "change", "m": change.method, "u": change.uri
+        })
+        .to_string();
+        Box::pin(async move {
+            let mut command = redis::cmd("PUBLISH");
+            command.arg(&channel).arg(payload);
+            query::<()>(&mut conn, &command, retries).await
+        })
+    }
+
+    fn subscribe_changes(&self) -> Option<mpsc::UnboundedReceiver<Change>> {
+        self.changes.lock().take()
+    }
 }
 
 /// A connection for blocking reads: its response timeout outlasts the block.
@@ -520,6 +545,7 @@ async fn listen(
     options: Arc<RedisStoreOptions>,
     replica: String,
     bus: mpsc::UnboundedSender<BusMessage>,
+    changes: mpsc::UnboundedSender<Change>,
 ) {
     #[derive(serde::Deserialize)]
     struct Wire<'a> {
@@ -527,6 +553,8 @@ async fn listen(
         s: String,
         k: &'a str,
         f: Option<&'a serde_json::value::RawValue>,
+        m: Option<String>,
+        u: Option<String>,
     }
     let channel = format!("{}bus", options.prefix);
     let mut failures = 0;
@@ -560,6 +588,17 @@ async fn listen(
                 continue;
             };
             if wire.from == replica {
+                continue;
+            }
+            if wire.k == "change" {
+                if let Some(method) = wire.m {
+                    // Nobody may be taking changes (a server without the server role's
+                    // fan-out): that is fine.
+                    let _ = changes.send(Change {
+                        method,
+                        uri: wire.u,
+                    });
+                }
                 continue;
             }
             let kind = match (wire.k, wire.f) {
