@@ -128,9 +128,10 @@ fuzz-replay:
 # `scale-out-deps` installs Debian's redis-server when it is missing (apt-get; CI runs as
 # root, elsewhere sudo is used). `scale-out-test` lints the `redis` feature, builds the
 # fixture server and the round-robin proxy (examples/scale-out/rr_proxy.rs) with it, and runs
-# the three-replica suites: each test starts a private redis-server on a free loopback port
-# (`--save "" --appendonly no`), three replicas and the proxy, and kills them all at the end;
-# scale_out_interop drives the official Python and TypeScript SDK clients through the proxy.
+# the core's unit tests with the feature and the three-replica suites: each test starts a
+# private redis-server on a free loopback port (`--save "" --appendonly no`), three replicas
+# and the proxy, and kills them all at the end; scale_out_interop drives the official Python
+# and TypeScript SDK clients through the proxy.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SCALE_OUT_SUITES := scale_out_redis scale_out_interop
 
@@ -144,10 +145,10 @@ scale-out-test: scale-out-deps interop-deps
 	$(CARGO) build --locked -p oxmcp --features redis --example conformance_server --example rr_proxy
 	if command -v cargo-nextest >/dev/null 2>&1; then \
 	  OXMCP_REQUIRE_INTEROP=1 $(CARGO) nextest run -p oxmcp --features redis --locked --no-fail-fast \
-	    $(addprefix --test ,$(SCALE_OUT_SUITES)); \
+	    --lib $(addprefix --test ,$(SCALE_OUT_SUITES)); \
 	else \
 	  OXMCP_REQUIRE_INTEROP=1 $(CARGO) test -p oxmcp --features redis --locked --no-fail-fast \
-	    $(addprefix --test ,$(SCALE_OUT_SUITES)); \
+	    --lib $(addprefix --test ,$(SCALE_OUT_SUITES)); \
 	fi
 
 # --- Conformance: the official MCP conformance harness ---------------------------------------
