@@ -24,7 +24,7 @@ demo:
 	$(CARGO) build --release --examples --locked
 	./target/release/examples/weather_client
 
-test: lint rust-tests conformance
+test: lint rust-tests conformance scale-out-test
 	@echo "make test: all checks passed"
 
 lint:
@@ -150,6 +150,34 @@ fuzz-smoke: fuzz-build
 
 fuzz-replay:
 	$(CARGO) test --locked -p oxmcp --test fuzz_corpus_replay
+
+# --- Scale-out: replicas sharing sessions through Redis (issue 12) -------------------------
+# (section owned by the scale-out suites)
+# `scale-out-deps` installs Debian's redis-server when it is missing (apt-get; CI runs as
+# root, elsewhere sudo is used). `scale-out-test` lints the `redis` feature, builds the
+# fixture server and the round-robin proxy (examples/scale-out/rr_proxy.rs) with it, and runs
+# the core's unit tests with the feature and the three-replica suites: each test starts a
+# private redis-server on a free loopback port (`--save "" --appendonly no`), three replicas
+# and the proxy, and kills them all at the end; scale_out_interop drives the official Python
+# and TypeScript SDK clients through the proxy.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+SCALE_OUT_SUITES := scale_out_redis scale_out_interop
+
+.PHONY: scale-out-deps scale-out-test
+scale-out-deps:
+	command -v redis-server >/dev/null || { $(SUDO) apt-get update && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-server; }
+
+scale-out-test: scale-out-deps interop-deps
+	$(CARGO) clippy -p oxmcp --features redis --all-targets --locked -- -D warnings
+	$(CARGO) build --locked -p oxmcp --features redis --example conformance_server --example rr_proxy
+	if command -v cargo-nextest >/dev/null 2>&1; then \
+	  OXMCP_REQUIRE_INTEROP=1 $(CARGO) nextest run -p oxmcp --features redis --locked --no-fail-fast \
+	    --lib $(addprefix --test ,$(SCALE_OUT_SUITES)); \
+	else \
+	  OXMCP_REQUIRE_INTEROP=1 $(CARGO) test -p oxmcp --features redis --locked --no-fail-fast \
+	    --lib $(addprefix --test ,$(SCALE_OUT_SUITES)); \
+	fi
 
 # --- Conformance: the official MCP conformance harness ---------------------------------------
 # tests/conformance/package.json pins @modelcontextprotocol/conformance 0.1.16 and

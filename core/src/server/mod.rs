@@ -162,6 +162,7 @@ impl ServerBuilder {
                 listeners: Mutex::new(HashMap::new()),
                 next_session: AtomicU64::new(0),
                 shutdown: CancellationToken::new(),
+                fanout: Mutex::new(None),
             }),
         }
     }
@@ -204,7 +205,12 @@ struct Inner {
     listeners: Mutex<HashMap<(u64, RequestId), Listener>>,
     next_session: AtomicU64,
     shutdown: CancellationToken,
+    /// Tells the other replicas of a scaled-out server about a change made here.
+    fanout: Mutex<Option<ChangeSink>>,
 }
+
+/// Where a change made on this replica goes (`method`, and the resource for an update).
+type ChangeSink = Arc<dyn Fn(&str, Option<&str>) + Send + Sync>;
 
 impl Server {
     /// Starts configuring a server with a name and version.
@@ -411,10 +417,56 @@ impl Server {
         &self,
         options: crate::transport::http::HttpServerOptions,
     ) -> Result<crate::transport::http::HttpServer> {
+        if let Some(store) = &options.shared_store {
+            self.share_changes(store.clone());
+        }
         let server = self.clone();
         let factory: crate::transport::http::SessionFactory =
             Arc::new(move |link| server.serve(link));
         crate::transport::http::HttpServer::bind(options, factory).await
+    }
+
+    /// Joins the change fan-out of a scaled-out server: what changes here is published to the
+    /// other replicas, and what they publish reaches this replica's listeners and sessions.
+    fn share_changes(&self, store: Arc<dyn crate::transport::http::store::SharedStore>) {
+        use crate::transport::http::store::Change;
+        let publisher = store.clone();
+        let sink: ChangeSink = Arc::new(move |method: &str, uri: Option<&str>| {
+            let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+                return;
+            };
+            let sent = publisher.publish_change(Change {
+                method: method.to_owned(),
+                uri: uri.map(str::to_owned),
+            });
+            runtime.spawn(async move {
+                if let Err(e) = sent.await {
+                    tracing::warn!(target: "oxmcp::server", "a change was not shared with the other replicas: {e}");
+                }
+            });
+        });
+        *self.inner.fanout.lock() = Some(sink);
+        let Some(mut changes) = store.subscribe_changes() else {
+            return;
+        };
+        let inner = Arc::downgrade(&self.inner);
+        tokio::spawn(async move {
+            while let Some(change) = changes.recv().await {
+                let Some(inner) = inner.upgrade() else { return };
+                match (change.method.as_str(), change.uri.as_deref()) {
+                    (methods::RESOURCES_UPDATED, Some(uri)) => inner.resource_updated_here(uri),
+                    (
+                        methods::TOOLS_LIST_CHANGED
+                        | methods::PROMPTS_LIST_CHANGED
+                        | methods::RESOURCES_LIST_CHANGED,
+                        None,
+                    ) => inner.list_changed_here(&change.method),
+                    _ => {
+                        tracing::debug!(target: "oxmcp::server", "ignored a shared change: {change:?}")
+                    }
+                }
+            }
+        });
     }
 
     /// Serves over this process's stdin/stdout until the client hangs up.
@@ -438,8 +490,26 @@ impl Server {
 }
 
 impl Inner {
-    /// Tells handshake-era sessions that finished initializing, and listen streams that asked.
+    /// Tells handshake-era sessions that finished initializing, and listen streams that asked,
+    /// here and on the other replicas.
     fn list_changed(&self, method: &str) {
+        self.list_changed_here(method);
+        self.share(method, None);
+    }
+
+    fn resource_updated(&self, uri: &str) {
+        self.resource_updated_here(uri);
+        self.share(methods::RESOURCES_UPDATED, Some(uri));
+    }
+
+    fn share(&self, method: &str, uri: Option<&str>) {
+        let sink = self.fanout.lock().clone();
+        if let Some(sink) = sink {
+            sink(method, uri);
+        }
+    }
+
+    fn list_changed_here(&self, method: &str) {
         let sessions: Vec<Session> = self
             .sessions
             .lock()
@@ -454,7 +524,7 @@ impl Inner {
         subscriptions::deliver(self, method, None);
     }
 
-    fn resource_updated(&self, uri: &str) {
+    fn resource_updated_here(&self, uri: &str) {
         let sessions: Vec<Session> = self
             .sessions
             .lock()

@@ -202,6 +202,13 @@ impl Session {
         RequestId::Number(self.inner.next_id.fetch_add(1, Ordering::Relaxed))
     }
 
+    /// Numbers this session's outgoing requests from `first` on. Several engines serving one
+    /// client (replicas of a scaled-out HTTP server) each start at a different point, so the
+    /// client's replies name exactly one of them.
+    pub fn number_requests_from(&self, first: i64) {
+        self.inner.next_id.store(first, Ordering::Relaxed);
+    }
+
     /// Asks the session to close without waiting (for use in `Drop`).
     pub fn request_close(&self) {
         self.inner.close_requested.cancel();

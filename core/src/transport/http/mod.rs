@@ -10,8 +10,10 @@ mod legacy;
 mod post_rule;
 pub mod security;
 mod server;
+mod shared;
 pub mod sse;
 mod stateless;
+pub mod store;
 mod streams;
 pub(crate) mod tls;
 

@@ -38,8 +38,10 @@ use super::{
     legacy::{self, LegacySessions},
     post_rule::{self, Requests, Verdict},
     security::HostPolicy,
+    shared,
     sse::SseEvent,
     stateless,
+    store::SharedStore,
     streams::{self, Delivery, Resumable, Streams},
 };
 use crate::{
@@ -98,6 +100,9 @@ pub struct HttpServerOptions {
     pub legacy_sse_path: Option<String>,
     /// Where legacy clients POST their messages (named in the stream's `endpoint` event).
     pub legacy_messages_path: String,
+    /// Shares sessions with other replicas of this server (scale-out; see
+    /// [`store`](super::store)). `None`: sessions live in this process only.
+    pub shared_store: Option<Arc<dyn SharedStore>>,
 }
 
 impl std::fmt::Debug for HttpServerOptions {
@@ -131,6 +136,7 @@ impl Default for HttpServerOptions {
             header_read_timeout: Duration::from_secs(10),
             legacy_sse_path: Some("/sse".into()),
             legacy_messages_path: "/messages".into(),
+            shared_store: None,
         }
     }
 }
@@ -154,23 +160,23 @@ pub struct HttpServer {
     state: Arc<State>,
 }
 
-struct HttpSession {
-    _slot: Slot,
-    engine: Session,
-    inbound: mpsc::Sender<Inbound>,
-    streams: Arc<Streams>,
-    last_active: Mutex<Instant>,
+pub(super) struct HttpSession {
+    pub(super) _slot: Slot,
+    pub(super) engine: Session,
+    pub(super) inbound: mpsc::Sender<Inbound>,
+    pub(super) streams: Arc<Streams>,
+    pub(super) last_active: Mutex<Instant>,
 }
 
 pub(super) struct State {
     pub(super) options: HttpServerOptions,
     policy: HostPolicy,
     pub(super) factory: SessionFactory,
-    sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
+    pub(super) sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
     pub(super) legacy: LegacySessions,
     /// Sessions of every kind alive now, against `max_sessions`.
     slots_used: Arc<AtomicUsize>,
-    event_store: Option<Arc<dyn EventStore>>,
+    pub(super) event_store: Option<Arc<dyn EventStore>>,
 }
 
 /// One of the `max_sessions` places, given back when dropped.
@@ -262,6 +268,14 @@ impl HttpServer {
         let path = options.path.clone();
         let state = State::new(options, factory);
         let stop = CancellationToken::new();
+        if let Some(bus) = state
+            .options
+            .shared_store
+            .as_ref()
+            .and_then(|s| s.subscribe())
+        {
+            tokio::spawn(shared::bus_loop(Arc::downgrade(&state), bus));
+        }
         tokio::spawn(accept_loop(listener, state.clone(), stop.clone()));
         tokio::spawn(reap_idle(state.clone(), stop.clone()));
         Ok(HttpServer {
@@ -569,7 +583,10 @@ pub(super) fn too_many_sessions() -> Response<Body> {
 }
 
 /// Starts an engine whose outbound messages go to `streams`.
-fn start_engine(state: &State, streams: &Arc<Streams>) -> (Session, mpsc::Sender<Inbound>) {
+pub(super) fn start_engine(
+    state: &State,
+    streams: &Arc<Streams>,
+) -> (Session, mpsc::Sender<Inbound>) {
     let (in_tx, in_rx) = mpsc::channel(OUTBOUND_QUEUE);
     let (out_tx, out_rx) = mpsc::channel(OUTBOUND_QUEUE);
     let engine = (state.factory)(Link {
@@ -603,36 +620,45 @@ async fn session_post(
         return serve_alone(state, headers, requests, bytes, ready_at, false).await;
     }
     let session_id = header_str(headers, &headers::MCP_SESSION_ID).map(str::to_owned);
-    let (id, session) = match session_id {
-        None if post_rule::is_initialize(&decoded) => {
+    let (id, session) = match (session_id, state.options.shared_store.clone()) {
+        (None, _) if post_rule::is_initialize(&decoded) => {
             let Some(slot) = state.reserve_slot() else {
                 return too_many_sessions();
             };
             let id = new_session_id();
-            let resumable = state.event_store.clone().map(|store| Resumable {
-                store,
-                session: id.clone(),
-            });
-            let streams = Streams::new(resumable, state.options.json_response);
-            let (engine, inbound) = start_engine(state, &streams);
-            let session = Arc::new(HttpSession {
-                _slot: slot,
-                engine,
-                inbound,
-                streams,
-                last_active: Mutex::new(Instant::now()),
-            });
+            let session = match &state.options.shared_store {
+                Some(store) => shared::new_session(state, store, &id, slot),
+                None => {
+                    let resumable = state.event_store.clone().map(|store| Resumable {
+                        store,
+                        session: id.clone(),
+                    });
+                    let streams = Streams::new(resumable, state.options.json_response);
+                    let (engine, inbound) = start_engine(state, &streams);
+                    Arc::new(HttpSession {
+                        _slot: slot,
+                        engine,
+                        inbound,
+                        streams,
+                        last_active: Mutex::new(Instant::now()),
+                    })
+                }
+            };
             state.sessions.lock().insert(id.clone(), session.clone());
             (id, session)
         }
-        None => {
+        (None, _) => {
             return refuse(
                 StatusCode::BAD_REQUEST,
                 codes::INVALID_REQUEST,
                 "Bad Request: Mcp-Session-Id header is required",
             );
         }
-        Some(id) => match state.sessions.lock().get(&id).cloned() {
+        (Some(id), Some(store)) => match shared::find(state, &store, &id, headers).await {
+            Ok(session) => (id, session),
+            Err(response) => return response,
+        },
+        (Some(id), None) => match state.sessions.lock().get(&id).cloned() {
             Some(session) if !session.engine.is_closed() => (id, session),
             _ => {
                 return refuse(
@@ -659,6 +685,14 @@ async fn session_post(
         Verdict::Accept => Requests::none(),
         Verdict::Answer(requests) => requests,
     };
+    // What carries no request (an answer to a server request, a cancel) may be for an engine
+    // on another replica: every replica hears it on the store's bus.
+    if requests.ids.is_empty()
+        && let Some(store) = &state.options.shared_store
+        && let Err(response) = shared::forward(store, &id, &bytes).await
+    {
+        return response;
+    }
     if session.streams.any_in_flight(&requests.ids) {
         let error = ErrorObject::invalid_request(
             "Invalid request: that id is already in use by a request in flight",
@@ -683,6 +717,15 @@ async fn session_post(
         state.options.json_response,
     )
     .await;
+    if initialize
+        && let Some(store) = &state.options.shared_store
+        && let Err(e) = shared::record(store, &id, &session, headers).await
+    {
+        // A session other replicas cannot find would fail at the balancer's whim.
+        state.sessions.lock().remove(&id);
+        session.engine.request_close();
+        return shared::store_unavailable(&e);
+    }
     if initialize && let Ok(v) = HeaderValue::from_str(&id) {
         response.headers_mut().insert(headers::MCP_SESSION_ID, v);
     }
@@ -893,6 +936,15 @@ async fn get(state: &State, req: Request<Incoming>) -> Response<Body> {
             "Bad Request: Mcp-Session-Id header is required",
         );
     };
+    if let Some(store) = &state.options.shared_store {
+        return match shared::find(state, store, id, headers).await {
+            Ok(session) => {
+                *session.last_active.lock() = Instant::now();
+                shared::get_stream(state, store, session, id, headers).await
+            }
+            Err(response) => response,
+        };
+    }
     let Some(session) = state.sessions.lock().get(id).cloned() else {
         return refuse(
             StatusCode::NOT_FOUND,
@@ -950,6 +1002,9 @@ async fn delete(state: &State, req: Request<Incoming>) -> Response<Body> {
             "Bad Request: Mcp-Session-Id header is required",
         );
     };
+    if let Some(store) = &state.options.shared_store {
+        return shared::delete(state, store, &id, req.headers()).await;
+    }
     let removed = state.sessions.lock().remove(&id);
     match removed {
         Some(session) => {

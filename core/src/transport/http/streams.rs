@@ -57,6 +57,14 @@ pub(crate) struct Resumable {
     pub(crate) session: String,
 }
 
+/// Takes the messages no stream of this replica can carry (a scaled-out session: another
+/// replica may hold the GET stream).
+pub(crate) type Spill = Arc<dyn Fn(Bytes) + Send + Sync>;
+
+/// Copies every event of a local stream elsewhere (`stream`, `seq`, the message, whether it
+/// ends the stream), so another replica can resume the stream.
+pub(crate) type Mirror = Arc<dyn Fn(u64, u64, &Bytes, bool) + Send + Sync>;
+
 /// The streams of one session.
 pub(crate) struct Streams {
     table: Mutex<Table>,
@@ -64,6 +72,9 @@ pub(crate) struct Streams {
     resumable: Option<Resumable>,
     /// Responses are plain JSON bodies, which carry nothing before the answer.
     json_only: bool,
+    /// Set for a session shared by several replicas: what has no local stream goes here.
+    spill: Option<Spill>,
+    mirror: Option<Mirror>,
 }
 
 /// A stream picked up again: the events the client missed, then (unless the stream had
@@ -89,15 +100,30 @@ pub(crate) struct Opened {
 
 impl Streams {
     pub(crate) fn new(resumable: Option<Resumable>, json_only: bool) -> Arc<Self> {
+        Self::shared(resumable, json_only, 1, None, None)
+    }
+
+    /// Streams of a session that other replicas serve too: stream numbers start at
+    /// `first_stream` (so event ids of different replicas never collide), messages without
+    /// a local stream go to `spill`, and the events of local streams are copied to `mirror`.
+    pub(crate) fn shared(
+        resumable: Option<Resumable>,
+        json_only: bool,
+        first_stream: u64,
+        spill: Option<Spill>,
+        mirror: Option<Mirror>,
+    ) -> Arc<Self> {
         Arc::new(Streams {
             table: Mutex::new(Table {
-                next_stream: 1,
+                next_stream: first_stream.max(1),
                 by_request: HashMap::new(),
                 streams: HashMap::new(),
                 standalone: None,
             }),
             resumable,
             json_only,
+            spill,
+            mirror,
         })
     }
 
@@ -119,6 +145,11 @@ impl Streams {
             table.by_request.insert(id.clone(), stream);
         }
         let pending = if batch { 1 } else { ids.len() };
+        if let Some(mirror) = &self.mirror {
+            // Marks the stream as opened (event 0 is the priming event, which carries nothing),
+            // so a resumption elsewhere finds it even before its first message.
+            mirror(stream, 0, &Bytes::new(), false);
+        }
         table.streams.insert(
             stream,
             Stream {
@@ -219,6 +250,9 @@ impl Streams {
                 }
                 (found, true)
             }
+            // A JSON response has room only for the answer; a shared session's GET stream
+            // carries the rest (progress and logs included), wherever it is held.
+            Route::Related(_) if self.json_only && self.spill.is_some() => (None, false),
             // A JSON response has room only for the answer, so a request the server asks while
             // working (sampling, elicitation, roots) goes to the GET stream, if one is open.
             Route::Related(_) if self.json_only => match server_request_id(&json) {
@@ -234,6 +268,13 @@ impl Streams {
             ),
             Route::Unrelated => (table.standalone, false),
         };
+        if stream.is_none()
+            && !answers
+            && let Some(spill) = &self.spill
+        {
+            spill(json);
+            return None;
+        }
         let Some(stream) = stream else {
             tracing::debug!(target: "oxmcp::http", "no stream for an outbound message ({:?}); dropped", frame.route);
             return server_request_id(&json);
@@ -255,6 +296,9 @@ impl Streams {
         if let Some(r) = &self.resumable {
             r.store
                 .append(&r.session, stream, seq, delivery.json.clone());
+        }
+        if let Some(mirror) = &self.mirror {
+            mirror(stream, seq, &delivery.json, is_final);
         }
         if let Some(live) = &s.live
             && live.send(delivery).is_err()

@@ -1,0 +1,652 @@
+//! The [`SharedStore`] on Redis (feature `redis`): session records as strings with a sliding
+//! TTL, each session's GET-stream log as a Redis Stream (trimmed with `MAXLEN ~`), and the
+//! bus as one pub/sub channel.
+//!
+//! Keys, under a prefix (default `oxmcp:`): `session:<id>` (JSON record), `events:<id>`
+//! (stream; field `m` is the message). Channel: `bus`.
+//!
+//! Commands go through one `ConnectionManager` (multiplexed, reconnects on the next command
+//! after a failure) with connection and response timeouts and a few retries, so a request
+//! never waits long on a dead Redis. A GET-stream tail blocks in `XREAD`, so each one has a
+//! connection of its own.
+
+use std::{io, sync::Arc, time::Duration};
+
+use bytes::Bytes;
+use futures::{StreamExt, future::BoxFuture};
+use redis::{
+    AsyncConnectionConfig, Client,
+    aio::{ConnectionManager, ConnectionManagerConfig, MultiplexedConnection},
+    streams::{StreamRangeReply, StreamReadReply},
+};
+use sha2::Digest;
+use tokio::sync::mpsc;
+
+use super::{
+    BusKind, BusMessage, Change, SessionRecord, SharedStore, StoreError, StoredEvent, Tail, hex,
+};
+use crate::{Error, sync::Mutex};
+
+/// Settings of a [`RedisStore`].
+#[derive(Clone, Debug)]
+pub struct RedisStoreOptions {
+    /// Prepended to every key and channel, so several servers can share one Redis.
+    pub prefix: String,
+    /// How long a session record lives without a request (match the server's idle timeout).
+    pub session_ttl: Duration,
+    /// About how many entries each GET-stream log keeps (`XADD MAXLEN ~`).
+    pub events_per_stream: usize,
+    /// How long one command may take before it fails (and the request gets 503).
+    pub response_timeout: Duration,
+    /// How long connecting may take.
+    pub connect_timeout: Duration,
+    /// Retries of a command whose connection broke, before giving up.
+    pub retries: usize,
+}
+
+impl Default for RedisStoreOptions {
+    fn default() -> Self {
+        RedisStoreOptions {
+            prefix: "oxmcp:".into(),
+            session_ttl: Duration::from_secs(30 * 60),
+            events_per_stream: 1000,
+            response_timeout: Duration::from_secs(2),
+            connect_timeout: Duration::from_secs(2),
+            retries: 2,
+        }
+    }
+}
+
+/// A [`SharedStore`] on Redis.
+pub struct RedisStore {
+    client: Client,
+    conn: ConnectionManager,
+    options: Arc<RedisStoreOptions>,
+    /// This process, so it skips what it published itself.
+    replica: String,
+    writer: mpsc::UnboundedSender<Write>,
+    bus: Mutex<Option<mpsc::UnboundedReceiver<BusMessage>>>,
+    changes: Mutex<Option<mpsc::UnboundedReceiver<Change>>>,
+}
+
+impl std::fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("replica", &self.replica)
+            .field("prefix", &self.options.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One entry for the writer: the stream key, the entry's sequence number within a POST
+/// response stream and whether it ends that stream (`None` for the GET-stream log), and the
+/// message.
+struct Write {
+    key: String,
+    seq: Option<(u64, bool)>,
+    json: Bytes,
+}
+
+/// What a tail reads: the GET-stream log, or one POST response stream after a point.
+enum Follow {
+    Log { session: String },
+    Stream { stream: u64, after: u64 },
+}
+
+impl Follow {
+    /// The SSE event of an entry (`None`: skip it) and whether it is the last one.
+    fn event(&self, entry: &redis::streams::StreamId) -> (Option<StoredEvent>, bool) {
+        let json: Vec<u8> = entry.get("m").unwrap_or_default();
+        match self {
+            Follow::Log { session } => (
+                Some(StoredEvent {
+                    id: event_id(session, &entry.id),
+                    json: Bytes::from(json),
+                }),
+                false,
+            ),
+            Follow::Stream { stream, after } => {
+                let seq: u64 = entry.get("s").unwrap_or_default();
+                let last = entry.get::<u8>("f") == Some(1);
+                let event = (seq > *after && !json.is_empty()).then(|| StoredEvent {
+                    id: format!("{stream}-{seq}"),
+                    json: Bytes::from(json),
+                });
+                (event, last)
+            }
+        }
+    }
+}
+
+/// Tail reads block this long, so a tail notices a departed client soon enough.
+const BLOCK_MS: u64 = 1000;
+/// Consecutive failures after which a tail or the bus gives up for now.
+const TAIL_ATTEMPTS: u32 = 5;
+
+fn unavailable(e: redis::RedisError) -> StoreError {
+    StoreError::Unavailable(e.to_string())
+}
+
+/// Runs a command, again (a bounded number of times, briefly apart) when the connection was
+/// lost: the first commands after Redis comes back find the old connection broken while the
+/// manager reconnects, and the client should not pay for that with a 503.
+async fn query<T: redis::FromRedisValue>(
+    conn: &mut ConnectionManager,
+    command: &redis::Cmd,
+    retries: usize,
+) -> Result<T, StoreError> {
+    let mut attempt = 0;
+    loop {
+        match command.query_async(conn).await {
+            Err(e)
+                if attempt < retries
+                    && (e.is_connection_dropped()
+                        || e.is_io_error()
+                        || e.is_connection_refusal()) =>
+            {
+                attempt += 1;
+                tokio::time::sleep(Duration::from_millis(50 << attempt)).await;
+            }
+            other => return other.map_err(unavailable),
+        }
+    }
+}
+
+impl RedisStore {
+    /// Connects to the Redis a URL names (`redis://HOST:PORT/DB`, `rediss://` for TLS) and
+    /// starts the bus subscriber and the log writer.
+    pub async fn connect(url: &str, options: RedisStoreOptions) -> crate::Result<RedisStore> {
+        let client = Client::open(url)
+            .map_err(|e| Error::InvalidArgument(format!("bad Redis URL `{url}`: {e}")))?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(options.connect_timeout))
+            .set_response_timeout(Some(options.response_timeout))
+            .set_number_of_retries(options.retries)
+            .set_max_delay(Duration::from_millis(500));
+        let conn = client
+            .get_connection_manager_with_config(config)
+            .await
+            .map_err(|e| {
+                Error::Io(Arc::new(io::Error::new(
+                    io::ErrorKind::ConnectionRefused,
+                    format!("cannot reach Redis at {url}: {e}"),
+                )))
+            })?;
+        let options = Arc::new(options);
+        let replica = crate::random::id128();
+        let (writer, queue) = mpsc::unbounded_channel();
+        tokio::spawn(write_events(conn.clone(), options.clone(), queue));
+        let (bus_tx, bus_rx) = mpsc::unbounded_channel();
+        let (changes_tx, changes_rx) = mpsc::unbounded_channel();
+        tokio::spawn(listen(
+            client.clone(),
+            options.clone(),
+            replica.clone(),
+            bus_tx,
+            changes_tx,
+        ));
+        Ok(RedisStore {
+            client,
+            conn,
+            options,
+            replica,
+            writer,
+            bus: Mutex::new(Some(bus_rx)),
+            changes: Mutex::new(Some(changes_rx)),
+        })
+    }
+
+    fn key(&self, kind: &str, session: &str) -> String {
+        format!("{}{kind}:{session}", self.options.prefix)
+    }
+}
+
+/// The SSE event id of log entry `entry` of `session`: a tag of the session, then the entry.
+fn event_id(session: &str, entry: &str) -> String {
+    format!("{}:{entry}", session_tag(session))
+}
+
+fn session_tag(session: &str) -> String {
+    hex(&sha2::Sha256::digest(session.as_bytes())[..8])
+}
+
+/// The log entry a `Last-Event-ID` names, if it is one of `session`'s.
+fn entry_of(session: &str, last_event_id: &str) -> Result<String, StoreError> {
+    let (tag, entry) = last_event_id
+        .trim()
+        .split_once(':')
+        .ok_or(StoreError::ForeignEvent)?;
+    let (ms, seq) = entry.split_once('-').ok_or(StoreError::ForeignEvent)?;
+    if tag != session_tag(session) || ms.parse::<u64>().is_err() || seq.parse::<u64>().is_err() {
+        return Err(StoreError::ForeignEvent);
+    }
+    Ok(entry.to_owned())
+}
+
+impl SharedStore for RedisStore {
+    fn save_session(
+        &self,
+        session: &str,
+        record: &SessionRecord,
+    ) -> BoxFuture<'static, Result<(), StoreError>> {
+        let mut conn = self.conn.clone();
+        let retries = self.options.retries;
+        let key = self.key("session", session);
+        let ttl = self.options.session_ttl.as_millis() as u64;
+        let json = serde_json::to_string(record).unwrap_or_default();
+        Box::pin(async move {
+            let mut command = redis::cmd("SET");
+            command.arg(&key).arg(json).arg("PX").arg(ttl);
+            query::<()>(&mut conn, &command, retries).await
+        })
+    }
+
+    fn touch_session(
+        &self,
+        session: &str,
+    ) -> BoxFuture<'static, Result<Option<SessionRecord>, StoreError>> {
+        let mut conn = self.conn.clone();
+        let retries = self.options.retries;
+        let key = self.key("session", session);
+        let ttl = self.options.session_ttl.as_millis() as u64;
+        Box::pin(async move {
+            let mut command = redis::cmd("GETEX");
+            command.arg(&key).arg("PX").arg(ttl);
+            let json: Option<String> = query(&mut conn, &command, retries).await?;
+            // A record that does not parse (another version wrote it, say) is no session.
+            Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
+        })
+    }
+
+    fn delete_session(&self, session: &str) -> BoxFuture<'static, Result<(), StoreError>> {
+        let mut conn = self.conn.clone();
+        let keys = [self.key("session", session), self.key("events", session)];
+        let channel = format!("{}bus", self.options.prefix);
+        let note = bus_payload(&self.replica, session, "close", None);
+        Box::pin(async move {
+            redis::pipe()
+                .atomic()
+                .del(&keys)
+                .ignore()
+                .publish(&channel, note)
+                .ignore()
+                .query_async::<()>(&mut conn)
+                .await
+                .map_err(unavailable)
+        })
+    }
+
+    fn append_event(&self, session: &str, json: Bytes) {
+        let write = Write {
+            key: self.key("events", session),
+            seq: None,
+            json,
+        };
+        if self.writer.send(write).is_err() {
+            tracing::warn!(target: "oxmcp::http", "the event writer has stopped; an event was dropped");
+        }
+    }
+
+    fn append_stream_event(&self, session: &str, stream: u64, seq: u64, json: Bytes, last: bool) {
+        let write = Write {
+            key: format!("{}:{stream}", self.key("events", session)),
+            seq: Some((seq, last)),
+            json,
+        };
+        if self.writer.send(write).is_err() {
+            tracing::warn!(target: "oxmcp::http", "the event writer has stopped; an event was dropped");
+        }
+    }
+
+    fn tail_stream(
+        &self,
+        session: &str,
+        stream: u64,
+        seq: u64,
+    ) -> BoxFuture<'static, Result<Option<mpsc::Receiver<StoredEvent>>, StoreError>> {
+        let client = self.client.clone();
+        let mut conn = self.conn.clone();
+        let options = self.options.clone();
+        let retries = options.retries;
+        let key = format!("{}:{stream}", self.key("events", session));
+        Box::pin(async move {
+            // The stream's opening mark is written behind, at most moments before a client
+            // can know the stream's id: look again briefly before calling it unknown.
+            let mut command = redis::cmd("EXISTS");
+            command.arg(&key);
+            let mut looks = 0;
+            while !query::<bool>(&mut conn, &command, retries).await? {
+                looks += 1;
+                if looks > 3 {
+                    return Ok(None);
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            let reader = reader(&client, &options).await.map_err(unavailable)?;
+            let (tx, events) = mpsc::channel(256);
+            let follow = Follow::Stream { stream, after: seq };
+            tokio::spawn(follow_log(
+                client,
+                options,
+                reader,
+                key,
+                follow,
+                "0-0".into(),
+                tx,
+            ));
+            Ok(Some(events))
+        })
+    }
+
+    fn tail(
+        &self,
+        session: &str,
+        last_event_id: Option<&str>,
+    ) -> BoxFuture<'static, Result<Tail, StoreError>> {
+        let after = last_event_id.map(|id| entry_of(session, id));
+        let client = self.client.clone();
+        let mut conn = self.conn.clone();
+        let options = self.options.clone();
+        let retries = options.retries;
+        let key = self.key("events", session);
+        let session = session.to_owned();
+        Box::pin(async move {
+            let after = match after {
+                Some(entry) => entry?,
+                // From now on: the newest entry so far (or the very start).
+                None => {
+                    let mut command = redis::cmd("XREVRANGE");
+                    command.arg(&key).arg("+").arg("-").arg("COUNT").arg(1);
+                    let newest: StreamRangeReply = query(&mut conn, &command, retries).await?;
+                    newest
+                        .ids
+                        .first()
+                        .map_or_else(|| "0-0".to_owned(), |e| e.id.clone())
+                }
+            };
+            let reader = reader(&client, &options).await.map_err(unavailable)?;
+            let (tx, events) = mpsc::channel(256);
+            let start = event_id(&session, &after);
+            let follow = Follow::Log { session };
+            tokio::spawn(follow_log(client, options, reader, key, follow, after, tx));
+            Ok(Tail { start, events })
+        })
+    }
+
+    fn publish(&self, session: &str, frame: Bytes) -> BoxFuture<'static, Result<(), StoreError>> {
+        let mut conn = self.conn.clone();
+        let retries = self.options.retries;
+        let channel = format!("{}bus", self.options.prefix);
+        let payload = bus_payload(&self.replica, session, "frame", Some(&frame));
+        Box::pin(async move {
+            let mut command = redis::cmd("PUBLISH");
+            command.arg(&channel).arg(payload);
+            query::<()>(&mut conn, &command, retries).await
+        })
+    }
+
+    fn subscribe(&self) -> Option<mpsc::UnboundedReceiver<BusMessage>> {
+        self.bus.lock().take()
+    }
+
+    fn publish_change(&self, change: Change) -> BoxFuture<'static, Result<(), StoreError>> {
+        let mut conn = self.conn.clone();
+        let retries = self.options.retries;
+        let channel = format!("{}bus", self.options.prefix);
+        let payload = serde_json::json!({
+            "from": self.replica, "s": "", "k": "change", "m": change.method, "u": change.uri
+        })
+        .to_string();
+        Box::pin(async move {
+            let mut command = redis::cmd("PUBLISH");
+            command.arg(&channel).arg(payload);
+            query::<()>(&mut conn, &command, retries).await
+        })
+    }
+
+    fn subscribe_changes(&self) -> Option<mpsc::UnboundedReceiver<Change>> {
+        self.changes.lock().take()
+    }
+}
+
+/// A connection for blocking reads: its response timeout outlasts the block.
+async fn reader(
+    client: &Client,
+    options: &RedisStoreOptions,
+) -> redis::RedisResult<MultiplexedConnection> {
+    let config = AsyncConnectionConfig::new()
+        .set_connection_timeout(Some(options.connect_timeout))
+        .set_response_timeout(Some(
+            options.response_timeout + Duration::from_millis(BLOCK_MS),
+        ));
+    client
+        .get_multiplexed_async_connection_with_config(&config)
+        .await
+}
+
+/// Sends the log of one GET stream after `after` to `tx`, in order, until the client goes
+/// away or Redis stays unreachable (the SSE response then ends and the client resumes).
+async fn follow_log(
+    client: Client,
+    options: Arc<RedisStoreOptions>,
+    mut conn: MultiplexedConnection,
+    key: String,
+    follow: Follow,
+    mut after: String,
+    tx: mpsc::Sender<StoredEvent>,
+) {
+    let mut failures = 0;
+    while !tx.is_closed() {
+        let read: redis::RedisResult<Option<StreamReadReply>> = redis::cmd("XREAD")
+            .arg("COUNT")
+            .arg(100)
+            .arg("BLOCK")
+            .arg(BLOCK_MS)
+            .arg("STREAMS")
+            .arg(&key)
+            .arg(&after)
+            .query_async(&mut conn)
+            .await;
+        match read {
+            Ok(reply) => {
+                failures = 0;
+                let entries = reply.into_iter().flat_map(|r| r.keys).flat_map(|k| k.ids);
+                for entry in entries {
+                    after = entry.id.clone();
+                    let (event, last) = follow.event(&entry);
+                    if let Some(event) = event
+                        && tx.send(event).await.is_err()
+                    {
+                        return;
+                    }
+                    if last {
+                        return;
+                    }
+                }
+            }
+            Err(e) => {
+                failures += 1;
+                if failures >= TAIL_ATTEMPTS {
+                    tracing::warn!(target: "oxmcp::http", "GET stream tail gives up: {e}");
+                    return;
+                }
+                tokio::time::sleep(backoff(failures)).await;
+                if let Ok(fresh) = reader(&client, &options).await {
+                    conn = fresh;
+                }
+            }
+        }
+    }
+}
+
+fn backoff(failures: u32) -> Duration {
+    Duration::from_millis((100u64 << failures.min(5)).min(2000))
+}
+
+/// Writes queued log entries in order, a batch per round trip. An entry that cannot be
+/// written after the bounded retries is dropped (it was never acknowledged to anyone).
+async fn write_events(
+    mut conn: ConnectionManager,
+    options: Arc<RedisStoreOptions>,
+    mut queue: mpsc::UnboundedReceiver<Write>,
+) {
+    let ttl = options.session_ttl.as_millis() as u64;
+    let mut batch = Vec::new();
+    while queue.recv_many(&mut batch, 64).await > 0 {
+        let mut pipe = redis::pipe();
+        for write in &batch {
+            let add = pipe
+                .cmd("XADD")
+                .arg(&write.key)
+                .arg("MAXLEN")
+                .arg("~")
+                .arg(options.events_per_stream)
+                .arg("*")
+                .arg("m")
+                .arg(write.json.as_ref());
+            if let Some((seq, last)) = write.seq {
+                add.arg("s").arg(seq).arg("f").arg(u8::from(last));
+            }
+            add.ignore()
+                .cmd("PEXPIRE")
+                .arg(&write.key)
+                .arg(ttl)
+                .ignore();
+        }
+        let mut attempt = 0;
+        loop {
+            match pipe.query_async::<()>(&mut conn).await {
+                Ok(()) => break,
+                Err(e) if attempt < options.retries => {
+                    attempt += 1;
+                    tracing::debug!(target: "oxmcp::http", "event write failed, retrying: {e}");
+                    tokio::time::sleep(backoff(attempt as u32)).await;
+                }
+                Err(e) => {
+                    tracing::warn!(target: "oxmcp::http", "{} events dropped: Redis is unreachable ({e})", batch.len());
+                    break;
+                }
+            }
+        }
+        batch.clear();
+    }
+}
+
+fn bus_payload(replica: &str, session: &str, kind: &str, frame: Option<&Bytes>) -> String {
+    let frame: Option<&serde_json::value::RawValue> =
+        frame.and_then(|f| serde_json::from_slice(f).ok());
+    serde_json::json!({ "from": replica, "s": session, "k": kind, "f": frame }).to_string()
+}
+
+/// Receives what other replicas publish, reconnecting with a capped backoff while Redis is
+/// away (messages published meanwhile are lost, as pub/sub does).
+async fn listen(
+    client: Client,
+    options: Arc<RedisStoreOptions>,
+    replica: String,
+    bus: mpsc::UnboundedSender<BusMessage>,
+    changes: mpsc::UnboundedSender<Change>,
+) {
+    #[derive(serde::Deserialize)]
+    struct Wire<'a> {
+        from: &'a str,
+        s: String,
+        k: &'a str,
+        f: Option<&'a serde_json::value::RawValue>,
+        m: Option<String>,
+        u: Option<String>,
+    }
+    let channel = format!("{}bus", options.prefix);
+    let mut failures = 0;
+    while !bus.is_closed() {
+        let subscribed = async {
+            let mut pubsub =
+                tokio::time::timeout(options.connect_timeout, client.get_async_pubsub())
+                    .await
+                    .map_err(|_| "timed out".to_owned())?
+                    .map_err(|e| e.to_string())?;
+            pubsub
+                .subscribe(&channel)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok::<_, String>(pubsub)
+        }
+        .await;
+        let mut pubsub = match subscribed {
+            Ok(p) => p,
+            Err(e) => {
+                failures += 1;
+                tracing::debug!(target: "oxmcp::http", "bus subscribe failed ({e}); retrying");
+                tokio::time::sleep(backoff(failures)).await;
+                continue;
+            }
+        };
+        failures = 0;
+        let mut messages = pubsub.on_message();
+        while let Some(msg) = messages.next().await {
+            let Ok(wire) = serde_json::from_slice::<Wire>(msg.get_payload_bytes()) else {
+                continue;
+            };
+            if wire.from == replica {
+                continue;
+            }
+            if wire.k == "change" {
+                if let Some(method) = wire.m {
+                    // Nobody may be taking changes (a server without the server role's
+                    // fan-out): that is fine.
+                    let _ = changes.send(Change {
+                        method,
+                        uri: wire.u,
+                    });
+                }
+                continue;
+            }
+            let kind = match (wire.k, wire.f) {
+                ("close", _) => BusKind::Close,
+                ("frame", Some(f)) => BusKind::Frame(Bytes::copy_from_slice(f.get().as_bytes())),
+                _ => continue,
+            };
+            if bus
+                .send(BusMessage {
+                    session: wire.s,
+                    kind,
+                })
+                .is_err()
+            {
+                return;
+            }
+        }
+        tracing::debug!(target: "oxmcp::http", "bus connection lost; resubscribing");
+        tokio::time::sleep(backoff(1)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_ids_are_bound_to_their_session() {
+        let id = event_id("abc", "1700000000000-3");
+        assert_eq!(
+            entry_of("abc", &id).ok().as_deref(),
+            Some("1700000000000-3")
+        );
+        assert!(matches!(
+            entry_of("abd", &id),
+            Err(StoreError::ForeignEvent)
+        ));
+        for bad in [
+            "",
+            "1-2",
+            "x:1-2",
+            &format!("{}:1-", session_tag("abc")),
+            &format!("{}:a-b", session_tag("abc")),
+        ] {
+            assert!(
+                matches!(entry_of("abc", bad), Err(StoreError::ForeignEvent)),
+                "{bad}"
+            );
+        }
+    }
+}
