@@ -12,13 +12,14 @@ export CARGO_TERM_COLOR ?= never
 # Where test peers are installed (gitignored).
 TOOLS := $(CURDIR)/target/test-tools
 
-.PHONY: help demo test lint rust-tests conformance conformance-deps
+.PHONY: help demo test lint rust-tests conformance conformance-deps bench
 
 help:
 	@echo "make demo   build the examples and run the weather client against the weather server"
 	@echo "make test   everything: fmt, clippy, Rust tests (protocol, stdio, child processes,"
 	@echo "            interop with the official Python and TypeScript SDKs), fuzz corpus replay,"
 	@echo "            and the official conformance suite (make conformance)"
+	@echo "make bench  oxmcp side by side with the official SDKs (not part of make test; ~10 min)"
 
 demo:
 	$(CARGO) build --release --examples --locked
@@ -201,3 +202,36 @@ conformance: conformance-deps
 	  --server target/debug/examples/conformance_server \
 	  --client target/debug/examples/conformance_client \
 	  --out target/conformance
+
+# --- Benchmarks (not part of make test) -------------------------------------------------------
+# (section owned by the benchmark harness)
+# `bench` builds benches/ (its own cargo workspace: the load driver, the raw limits, oxmcp's and
+# rmcp's echo servers and clients) in release, installs the pinned Python anchors (mcp,
+# FastMCP) into benches/python/.venv and the TypeScript SDK with `npm ci`, then runs
+# benches/run.py: interleaved rounds, medians, ratios; it rewrites benches/RESULTS.md and
+# benches/calls-per-second.png. BENCH_ROUNDS sets the rounds (default 3).
+BENCH_DIR := $(CURDIR)/benches
+BENCH_VENV := $(BENCH_DIR)/python/.venv
+BENCH_PY_STAMP := $(BENCH_VENV)/.requirements-installed
+BENCH_NODE_STAMP := $(BENCH_DIR)/node/node_modules/.npm-ci-done
+BENCH_ROUNDS ?= 3
+
+$(BENCH_VENV)/bin/python:
+	$(INTEROP_BASE_PYTHON) -m venv $(BENCH_VENV)
+
+$(BENCH_PY_STAMP): $(BENCH_DIR)/python/requirements.txt | $(BENCH_VENV)/bin/python
+	$(BENCH_VENV)/bin/python -m pip install --no-input --disable-pip-version-check \
+	  -r $(BENCH_DIR)/python/requirements.txt
+	touch $@
+
+$(BENCH_NODE_STAMP): $(BENCH_DIR)/node/package.json $(BENCH_DIR)/node/package-lock.json
+	cd $(BENCH_DIR)/node && $(NPM) ci --no-audit --no-fund
+	touch $@
+
+.PHONY: bench-deps
+bench-deps: $(BENCH_PY_STAMP) $(BENCH_NODE_STAMP)
+	command -v taskset >/dev/null || { echo "bench: taskset (util-linux) is missing" >&2; exit 1; }
+	$(CARGO) build --release --locked --manifest-path $(BENCH_DIR)/Cargo.toml
+
+bench: bench-deps
+	python3 $(BENCH_DIR)/run.py --rounds $(BENCH_ROUNDS)
