@@ -12,6 +12,7 @@
 //!
 //! | body                                   | 2025-03-26 (any mode)              | every other revision and mode (2024-11-05 legacy, 2025-06-18, 2025-11-25, 2026-07-28) |
 //! |----------------------------------------|------------------------------------|--------------------------------------|
+//! | `Accept` lacking JSON or SSE (`/mcp`)  | 406, -32600                        | 406, -32600                          |
 //! | wrong `Content-Type`                   | 415, -32600                        | 415, -32600                          |
 //! | over `max_body_bytes`                  | 413, -32600                        | 413, -32600                          |
 //! | not JSON (or not UTF-8, too deep)      | 400, -32700                        | 400, -32700                          |
@@ -26,7 +27,8 @@
 //! | array holding `initialize`             | 400, -32600                        | 400, -32600                          |
 //!
 //! How the modes differ, all of it after the verdict:
-//! - stateful / `json_response`: an answered body opens a response stream on the session;
+//! - stateful / `json_response`: no `Mcp-Session-Id` (but for `initialize`): 400, -32600; an
+//!   unknown one: 404. An answered body opens a response stream on the session;
 //!   `json_response` always answers with one JSON body, otherwise SSE when anything comes
 //!   before the answer. A request id already in flight on the session: 400, -32600.
 //! - `stateless` (handshake era without sessions): an answered body gets an engine of its own.
@@ -34,8 +36,8 @@
 //!   response has no method for `Mcp-Method` to mirror, and no server request to answer in
 //!   this era, so it is refused that way); notifications are 202 and reach no engine;
 //!   errors carry their HTTP status.
-//! - legacy `/messages` (HTTP+SSE): answered bodies are 202 too; the answer travels on the
-//!   session's SSE stream. A batch (2025-03-26 sessions only) holding an invalid element is
+//! - legacy `/messages` (HTTP+SSE): "the engine's answer" rows are 202 too, the answer
+//!   travelling on the session's SSE stream; every refusal is on the POST, as in the table. A batch (2025-03-26 sessions only) holding an invalid element is
 //!   refused whole with the errors, since its answer could not be completed on the stream.
 //!
 //! Never a 202 for a body that carried an invalid message, never a request without an answer:
