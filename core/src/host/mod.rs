@@ -320,7 +320,16 @@ impl Host {
     /// Servers that are down are left out (see [`Host::status`]).
     pub async fn tools(&self) -> Vec<(String, Arc<Vec<Tool>>)> {
         let lists = futures::future::join_all(self.slots.iter().map(|slot| async move {
-            let tools = self.cached(slot, Kind::Tools).await.ok()?;
+            let tools = match self.cached(slot, Kind::Tools).await {
+                Ok(t) => t,
+                Err(e) => {
+                    // A server that never started is already reported by `status`.
+                    if slot.conn.lock().await.failure.is_none() {
+                        tracing::warn!(server = %slot.spec.name, "tools/list failed: {e}");
+                    }
+                    return None;
+                }
+            };
             Some((slot.spec.name.clone(), tools.into_tools()?))
         }))
         .await;
