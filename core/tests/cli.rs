@@ -308,3 +308,52 @@ fn exit_codes_and_messages_a_shell_user_can_act_on() {
     assert_eq!(s[1]["state"], "failed");
     assert!(s[1]["stderr"].as_str().unwrap().contains("no token"));
 }
+
+#[test]
+fn the_seed_story_runs_with_any_number_of_weather_servers_in_every_format() {
+    let weather = example("weather_server").display().to_string();
+    let cfg = write_config(
+        "story",
+        json!({"mcpServers": {
+            "weather-a": {"command": weather},
+            "weather-b": {"command": weather, "args": []}
+        }}),
+    );
+    for provider in [
+        "openai",
+        "responses",
+        "anthropic",
+        "gemini",
+        "gemini-openapi",
+        "langchain",
+    ] {
+        let o = Command::new(example("seed_story"))
+            .args([cfg.to_str().unwrap(), "--provider", provider, "--trace"])
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(code(&o), 0, "{provider}: {out}\n{}", stderr(&o));
+        assert!(out.contains("SCRIPTED MODEL (not an LLM)"), "{provider}");
+        assert!(
+            out.contains("weather-a__get_weather") && out.contains("weather-b__get_weather"),
+            "{provider}: {out}"
+        );
+        let answer = out.split("== 7. final answer").nth(1).unwrap_or_default();
+        assert!(
+            answer.contains("from 2 weather servers") && answer.matches("Beijing").count() == 2,
+            "{provider}: {answer}"
+        );
+        assert!(
+            stderr(&o).contains("[trace weather-b] → "),
+            "{provider}: the trace"
+        );
+    }
+    // The default config, as `make seed-story` runs it (from the repository root).
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let o = Command::new(example("seed_story"))
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("from 1 weather server)"));
+}

@@ -848,3 +848,41 @@ fn exponential_ref_expansion_is_refused_on_the_inlining_path() {
         .unwrap();
     }
 }
+
+#[test]
+fn the_json_entry_point_takes_a_list_or_servers() {
+    use oxmcp::schema::translate_value;
+    let tools = json!([{"name": "get weather!", "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}]);
+    let t = translate_value(Provider::Anthropic, &tools, &TranslateOptions::default()).unwrap();
+    let v = t.to_value();
+    let name = v["tools"][0]["name"].as_str().unwrap();
+    assert!(
+        name.starts_with("get_weather__") || name.starts_with("get_weather_"),
+        "{name}"
+    );
+    assert_eq!(
+        v["names"][name],
+        json!({"server": "", "tool": "get weather!"})
+    );
+    let t = translate_value(
+        Provider::Gemini,
+        &json!({"a": tools, "b": tools}),
+        &TranslateOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        t.to_value()["tools"][0]["functionDeclarations"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    for bad in [
+        json!("tools"),
+        json!([{"inputSchema": {}}]),
+        json!({"a": 3}),
+    ] {
+        let e = translate_value(Provider::OpenAi, &bad, &TranslateOptions::default()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{bad}: {e}");
+    }
+}

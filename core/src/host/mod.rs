@@ -127,6 +127,18 @@ struct Conn {
     prompts: Option<Arc<Vec<Prompt>>>,
     /// Whether it ever connected (a restart is counted only after a real session).
     ever_connected: bool,
+    /// Bumped on every (re)connect, so a failure is pinned on the session that had it.
+    generation: u64,
+    /// A call saw the connection end (the session may not have noticed yet).
+    dead: bool,
+}
+
+impl Conn {
+    fn live(&self) -> Option<&Client> {
+        self.client
+            .as_ref()
+            .filter(|c| !self.dead && !c.session().is_closed())
+    }
 }
 
 struct Slot {
@@ -206,6 +218,8 @@ impl Host {
                 conn.stderr = stderr;
                 conn.failure = None;
                 conn.ever_connected = true;
+                conn.generation += 1;
+                conn.dead = false;
             }
             Err((error, stderr)) => {
                 tracing::warn!(server = %slot.spec.name, "server failed to start: {error}");
@@ -236,7 +250,7 @@ impl Host {
                 restarts: slot.restarts.load(Ordering::Relaxed),
             };
             match (&conn.client, &conn.failure) {
-                (Some(c), _) if !c.session().is_closed() => {
+                (Some(c), _) if conn.live().is_some() => {
                     status.state = "connected";
                     status.protocol_version = Some(c.protocol_version().as_str().to_owned());
                     let info = &c.server().info;
@@ -291,11 +305,15 @@ impl Host {
     /// again when `restart_failed` or it had been connected; one that never started is tried
     /// again only when asked for by name.
     async fn client(&self, slot: &Slot, retry_failed: bool) -> Result<Client> {
+        self.client_generation(slot, retry_failed)
+            .await
+            .map(|(c, _)| c)
+    }
+
+    async fn client_generation(&self, slot: &Slot, retry_failed: bool) -> Result<(Client, u64)> {
         let mut conn = slot.conn.lock().await;
-        if let Some(c) = &conn.client
-            && !c.session().is_closed()
-        {
-            return Ok(c.clone());
+        if let Some(c) = conn.live() {
+            return Ok((c.clone(), conn.generation));
         }
         let crashed = conn.client.is_some();
         if (crashed && self.options.restart) || (!crashed && retry_failed) {
@@ -304,7 +322,7 @@ impl Host {
             }
             self.connect_slot(slot, &mut conn).await;
             if let Some(c) = &conn.client {
-                return Ok(c.clone());
+                return Ok((c.clone(), conn.generation));
             }
         }
         match &conn.failure {
@@ -320,7 +338,16 @@ impl Host {
     /// Servers that are down are left out (see [`Host::status`]).
     pub async fn tools(&self) -> Vec<(String, Arc<Vec<Tool>>)> {
         let lists = futures::future::join_all(self.slots.iter().map(|slot| async move {
-            let tools = self.cached(slot, Kind::Tools).await.ok()?;
+            let tools = match self.cached(slot, Kind::Tools).await {
+                Ok(t) => t,
+                Err(e) => {
+                    // A server that never started is already reported by `status`.
+                    if slot.conn.lock().await.failure.is_none() {
+                        tracing::warn!(server = %slot.spec.name, "tools/list failed: {e}");
+                    }
+                    return None;
+                }
+            };
             Some((slot.spec.name.clone(), tools.into_tools()?))
         }))
         .await;
@@ -428,8 +455,19 @@ impl Host {
         options: RequestOptions,
     ) -> Result<CallToolResult> {
         let slot = self.slot(server)?;
-        let client = self.client(slot, true).await?;
-        client.call_tool_with(tool, arguments, options).await
+        let (client, generation) = self.client_generation(slot, true).await?;
+        let result = client.call_tool_with(tool, arguments, options).await;
+        if let Err(e) = &result
+            && e.kind() == ErrorKind::ConnectionClosed
+        {
+            // The call saw the server go; mark it now, not when the session notices, so the
+            // status says so and the next call starts it again.
+            let mut conn = slot.conn.lock().await;
+            if conn.generation == generation {
+                conn.dead = true;
+            }
+        }
+        result
     }
 
     /// Reads a resource from a server.

@@ -38,6 +38,6 @@ pub use strict::{StrictSchema, to_strict};
 pub use translate::{
     Provider, ServerTools, ToolCall, ToolOutcome, ToolReport, TranslateOptions, TranslatedTool,
     Translation, assistant_messages, assistant_text, result_messages, tool_calls, translate,
-    translate_tool,
+    translate_tool, translate_value,
 };
 pub use validate::{MAX_SCHEMA_DEPTH, SchemaValidator};

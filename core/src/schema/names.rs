@@ -82,6 +82,7 @@ pub struct ToolRef {
 
 /// Provider names for (server, tool) pairs, both ways.
 #[derive(Clone, Debug, Default, Serialize)]
+#[serde(transparent)]
 pub struct NameMap {
     reverse: BTreeMap<String, ToolRef>,
     #[serde(skip)]

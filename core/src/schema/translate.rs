@@ -305,7 +305,62 @@ pub fn translate(
     }
 }
 
+/// The JSON entry point the bindings wrap: `tools` is a `tools/list` array (one server, names
+/// kept as they are, only sanitised) or an object of server name → array (names namespaced as
+/// `options` says).
+pub fn translate_value(
+    provider: Provider,
+    tools: &Value,
+    options: &TranslateOptions,
+) -> Result<Translation, Error> {
+    let parse = |v: &Value, at: &str| -> Result<Vec<Tool>, Error> {
+        serde_json::from_value(v.clone())
+            .map_err(|e| Error::InvalidArgument(format!("{at}: not a list of MCP tools: {e}")))
+    };
+    match tools {
+        Value::Array(_) => {
+            let list = parse(tools, "tools")?;
+            let options = TranslateOptions {
+                namespace: super::names::Namespace::Never,
+                ..options.clone()
+            };
+            Ok(translate(
+                provider,
+                &[ServerTools {
+                    server: "",
+                    tools: &list,
+                }],
+                &options,
+            ))
+        }
+        Value::Object(servers) => {
+            let lists = servers
+                .iter()
+                .map(|(name, v)| Ok((name.clone(), parse(v, &format!("tools of `{name}`"))?)))
+                .collect::<Result<Vec<_>, Error>>()?;
+            let refs: Vec<ServerTools<'_>> = lists
+                .iter()
+                .map(|(server, tools)| ServerTools { server, tools })
+                .collect();
+            Ok(translate(provider, &refs, options))
+        }
+        other => Err(Error::InvalidArgument(format!(
+            "expected a list of tools or an object of server → tools, not `{other}`"
+        ))),
+    }
+}
+
 impl Translation {
+    /// The whole translation as JSON: `{"tools": <request tools>, "names": {name: {server,
+    /// tool}}, "reports": [...]}`.
+    pub fn to_value(&self) -> Value {
+        json!({
+            "tools": self.request_tools(),
+            "names": self.names,
+            "reports": self.reports,
+        })
+    }
+
     /// The value to put in the API request's `tools` field (Gemini wraps the declarations in
     /// one `functionDeclarations` tool).
     pub fn request_tools(&self) -> Value {
