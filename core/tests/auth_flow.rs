@@ -529,6 +529,7 @@ async fn discovery_never_reaches_private_or_loopback_targets() {
         let e = connect(&url, oauth(&[origin(&url)]))
             .await
             .expect_err("refused");
+        assert_eq!(e.kind(), ErrorKind::Auth, "{target}: {e}");
         assert!(e.to_string().contains("refusing"), "{target}: {e}");
     }
     assert_eq!(hits.load(Ordering::SeqCst), 0, "the canary was reached");
@@ -555,6 +556,7 @@ async fn a_redirect_or_an_authorization_server_at_loopback_is_refused() {
     let e = connect(&url, oauth(&[origin(&url), metadata_host.clone()]))
         .await
         .expect_err("refused");
+    assert_eq!(e.kind(), ErrorKind::Auth, "{e}");
     assert!(e.to_string().contains("refusing"), "{e}");
     // Protected-resource metadata naming the canary as the authorization server.
     let canary_as = format!("http://127.0.0.1:{}", canary.port());
@@ -588,6 +590,7 @@ async fn a_redirect_or_an_authorization_server_at_loopback_is_refused() {
     let e = connect(&url, oauth(&[origin(&url)]))
         .await
         .expect_err("refused");
+    assert_eq!(e.kind(), ErrorKind::Auth, "{e}");
     assert!(e.to_string().contains("refusing"), "{e}");
     assert_eq!(hits.load(Ordering::SeqCst), 0, "the canary was reached");
 }
