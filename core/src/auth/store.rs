@@ -87,7 +87,7 @@ impl TokenStore for MemoryStore {
 }
 
 /// One JSON file per key in a directory; files are created 0600 and replaced atomically (a
-/// crash mid-write leaves the old file), the directory 0700.
+/// crash mid-write leaves the old file), a directory it creates 0700.
 #[derive(Debug, Clone)]
 pub struct FileStore {
     dir: PathBuf,
@@ -97,11 +97,15 @@ impl FileStore {
     /// A store in `dir` (created if missing).
     pub fn new(dir: impl Into<PathBuf>) -> Result<Self, Error> {
         let dir = dir.into();
-        std::fs::create_dir_all(&dir)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+        if !dir.exists() {
+            std::fs::create_dir_all(&dir)?;
+            // Only a directory we created is narrowed: an existing one (a user's config
+            // directory) keeps its mode; the files in it are 0600 either way.
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+            }
         }
         Ok(FileStore { dir })
     }
