@@ -9,6 +9,8 @@
 //! - Refresh: a token revoked at the authorization server gets a 401, the client refreshes and
 //!   carries on without a new authorization.
 //! - A server that keeps answering 403 `insufficient_scope` stops after three authorizations.
+//! - Hostile token responses (no token, not JSON, CR/LF in the token, another token type,
+//!   oversized) fail with `ErrorKind::Auth`.
 //! - SSRF: metadata URLs at loopback in odd spellings (decimal, octal, hex, short, IPv6-mapped),
 //!   link-local and private addresses, an authorization server at loopback, and a redirect to
 //!   loopback never reach a canary listener when only the test servers' exact origins are
@@ -148,6 +150,8 @@ struct AsState {
     next: usize,
     /// Scopes granted whatever was asked (None: what was asked).
     grant_only: Option<Vec<String>>,
+    /// A body the token endpoint answers with instead of tokens (200).
+    token_reply: Option<String>,
 }
 
 struct AuthServer {
@@ -238,6 +242,13 @@ impl AuthServer {
                             .body(Full::new(Bytes::new()))
                             .expect("response")
                     }
+                    "/token" if s.token_reply.is_some() => Response::builder()
+                        .status(StatusCode::OK)
+                        .header(header::CONTENT_TYPE, "application/json")
+                        .body(Full::new(Bytes::from(
+                            s.token_reply.clone().unwrap_or_default(),
+                        )))
+                        .expect("response"),
                     "/token" => {
                         let f = form(&req.into_body());
                         let (scopes, resource) = match f.get("grant_type").map(String::as_str) {
@@ -488,6 +499,33 @@ async fn a_server_that_keeps_refusing_the_scope_stops_after_three_authorizations
     let n = auth.state.lock().unwrap().authorizations;
     assert!((1..=3).contains(&n), "{n} authorizations");
     http.shutdown().await;
+}
+
+#[tokio::test]
+async fn hostile_token_responses_are_refused_with_a_typed_error() {
+    for reply in [
+        "{}".to_owned(),
+        "not json".to_owned(),
+        r#"{"access_token": ""}"#.to_owned(),
+        r#"{"access_token": "a\r\nX-Injected: 1"}"#.to_owned(),
+        r#"{"access_token": "t", "token_type": "mac"}"#.to_owned(),
+        r#"{"access_token": 42}"#.to_owned(),
+        format!(r#"{{"access_token": "{}"}}"#, "x".repeat(2 << 20)),
+    ] {
+        let auth = AuthServer::start(json!({})).await;
+        auth.state.lock().unwrap().token_reply = Some(reply.clone());
+        let (_server, http, url) = protected(&auth, &[], None).await;
+        let e = connect(&url, oauth(&[auth.issuer(), origin(&url)]))
+            .await
+            .expect_err("refused");
+        assert_eq!(
+            e.kind(),
+            ErrorKind::Auth,
+            "{}: {e}",
+            &reply[..reply.len().min(60)]
+        );
+        http.shutdown().await;
+    }
 }
 
 /// An MCP "server" that answers every request 401 pointing at `metadata`.
