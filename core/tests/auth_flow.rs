@@ -19,7 +19,8 @@
 //! - A bearer token never follows a redirect to another origin.
 //! - The resource server: no token, expired, wrong audience → 401; missing scope → 403
 //!   `insufficient_scope`; the metadata document; duplicate `Authorization` headers.
-//! - The file store writes 0600 files in a 0700 directory and survives a corrupt file.
+//!
+//! The file store's 0600 files are tested in `core/src/auth/store.rs`.
 
 use std::{
     collections::HashMap,
@@ -42,8 +43,8 @@ use hyper_util::rt::TokioIo;
 use oxmcp::{
     Error, ErrorKind,
     auth::{
-        AccessClaims, Authorizer, FileStore, OAuthClient, OAuthOptions, ProtectedResourceMetadata,
-        ResourceServer, StoredAuth, TargetPolicy, TokenStore, Tokens,
+        AccessClaims, Authorizer, OAuthClient, OAuthOptions, ProtectedResourceMetadata,
+        ResourceServer, TargetPolicy,
     },
     client::{Client, ClientOptions},
     protocol::{CallToolResult, Tool},
@@ -797,53 +798,4 @@ async fn the_resource_server_refuses_bad_tokens_with_the_right_challenge() {
     assert_eq!(doc["resource"], json!(url));
     assert_eq!(doc["authorization_servers"], json!([auth.issuer()]));
     http.shutdown().await;
-}
-
-#[test]
-fn the_file_store_is_private_and_survives_corruption() {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = std::env::temp_dir().join(format!("oxmcp-auth-store-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let store = FileStore::new(&dir).expect("store");
-    let entry = StoredAuth {
-        client: None,
-        tokens: Some(Tokens {
-            access_token: "at".into(),
-            refresh_token: Some("rt".into()),
-            expires_at: Some(1),
-            scopes: vec!["a".into()],
-        }),
-    };
-    store
-        .save("https://as.example https://mcp.example/mcp", &entry)
-        .expect("save");
-    let path = store.path_of("https://as.example https://mcp.example/mcp");
-    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode, 0o600, "the token file is readable by others");
-    let dir_mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
-    assert_eq!(dir_mode, 0o700);
-    assert_eq!(
-        store
-            .load("https://as.example https://mcp.example/mcp")
-            .unwrap(),
-        Some(entry)
-    );
-    assert_eq!(store.load("another key").unwrap(), None);
-    // A key that looks like a path stays inside the directory.
-    assert!(store.path_of("../../etc/passwd").starts_with(&dir));
-    std::fs::write(&path, b"{not json").unwrap();
-    let e = store
-        .load("https://as.example https://mcp.example/mcp")
-        .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Auth);
-    store
-        .remove("https://as.example https://mcp.example/mcp")
-        .unwrap();
-    assert_eq!(
-        store
-            .load("https://as.example https://mcp.example/mcp")
-            .unwrap(),
-        None
-    );
-    let _ = std::fs::remove_dir_all(&dir);
 }
