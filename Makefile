@@ -125,9 +125,9 @@ fuzz-replay:
 
 # --- Authorization (issue 10): the OAuth 2.1 flow and the resource server -------------------
 # The auth unit tests and core/tests/auth_flow.rs (a hyper authorization server on 127.0.0.1,
-# SSRF canaries, hostile URLs, refresh, 401/403, the 0600 file store). rust-tests runs them
-# too; this target is the quick loop for the auth code. The conformance `auth/*` scenarios
-# run in `make conformance` (client-0.1.16 and client-2026-07-28).
+# SSRF canaries, hostile URLs and token responses, refresh, 401/403; the 0600 file store is a
+# unit test). rust-tests runs them too; this target is the quick loop for the auth code. The
+# conformance `auth/*` scenarios run in `make conformance` (client-0.1.16, client-2026-07-28).
 auth-tests:
 	$(CARGO) test --locked -p oxmcp --lib auth::
 	$(CARGO) test --locked -p oxmcp --test auth_flow
