@@ -12,7 +12,7 @@ export CARGO_TERM_COLOR ?= never
 # Where test peers are installed (gitignored).
 TOOLS := $(CURDIR)/target/test-tools
 
-.PHONY: help demo test lint rust-tests conformance conformance-deps bench
+.PHONY: help demo test lint rust-tests conformance conformance-deps bench auth-tests
 
 help:
 	@echo "make demo   build the examples and run the weather client against the weather server"
@@ -25,7 +25,7 @@ demo:
 	$(CARGO) build --release --examples --locked
 	./target/release/examples/weather_client
 
-test: lint rust-tests conformance scale-out-test
+test: lint rust-tests auth-tests conformance scale-out-test
 	@echo "make test: all checks passed"
 
 lint:
@@ -179,6 +179,14 @@ scale-out-test: scale-out-deps interop-deps
 	  OXMCP_REQUIRE_INTEROP=1 $(CARGO) test -p oxmcp --features redis --locked --no-fail-fast \
 	    --lib $(addprefix --test ,$(SCALE_OUT_SUITES)); \
 	fi
+# --- Authorization (issue 10): the OAuth 2.1 flow and the resource server -------------------
+# The auth unit tests and core/tests/auth_flow.rs (a hyper authorization server on 127.0.0.1,
+# SSRF canaries, hostile URLs and token responses, refresh, 401/403; the 0600 file store is a
+# unit test). rust-tests runs them too; this target is the quick loop for the auth code. The
+# conformance `auth/*` scenarios run in `make conformance` (client-0.1.16, client-2026-07-28).
+auth-tests:
+	$(CARGO) test --locked -p oxmcp --lib auth::
+	$(CARGO) test --locked -p oxmcp --test auth_flow
 
 # --- Conformance: the official MCP conformance harness ---------------------------------------
 # tests/conformance/package.json pins @modelcontextprotocol/conformance 0.1.16 and

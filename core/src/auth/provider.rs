@@ -168,7 +168,13 @@ struct Current {
     discovery: Discovery,
     client: ClientCredentials,
     tokens: Tokens,
+    /// The scopes asked for (a server may grant fewer than it was asked).
+    requested: Vec<String>,
 }
+
+/// Step-ups for scopes already asked for that may run before the client gives up (the
+/// server will not grant them; authorizing again would loop).
+const FUTILE_STEP_UPS: usize = 1;
 
 /// The OAuth 2.1 client (see the module doc).
 pub struct OAuthClient {
@@ -176,6 +182,8 @@ pub struct OAuthClient {
     http: Arc<AuthHttp>,
     authorizer: Arc<dyn Authorizer>,
     current: tokio::sync::Mutex<Option<Current>>,
+    /// Step-ups that asked again for scopes already asked for.
+    futile: std::sync::atomic::AtomicUsize,
 }
 
 impl std::fmt::Debug for OAuthClient {
@@ -206,6 +214,7 @@ impl OAuthClient {
             http,
             authorizer,
             current: tokio::sync::Mutex::new(None),
+            futile: std::sync::atomic::AtomicUsize::new(0),
         })
     }
 
@@ -306,6 +315,7 @@ impl OAuthClient {
             let mut kept = Current {
                 key: key.clone(),
                 discovery: discovery.clone(),
+                requested: tokens.scopes.clone(),
                 client,
                 tokens,
             };
@@ -409,6 +419,7 @@ impl OAuthClient {
             discovery,
             client,
             tokens,
+            requested: scopes,
         })
     }
 
@@ -587,11 +598,28 @@ impl AuthProvider for OAuthClient {
                 // Another request already earned a newer token: just retry with it.
                 return Ok(());
             }
-            let insufficient = challenge
+            let bearer = challenge
                 .www_authenticate
                 .as_deref()
                 .and_then(BearerChallenge::parse)
-                .is_some_and(|b| b.insufficient_scope());
+                .unwrap_or_default();
+            let insufficient = bearer.insufficient_scope();
+            if insufficient && let Some(current) = guard.as_ref() {
+                use std::sync::atomic::Ordering;
+                let wanted = bearer.scopes();
+                if wanted.iter().all(|s| current.requested.contains(s)) {
+                    // Asked for already and still refused: the server will not grant them.
+                    if self.futile.fetch_add(1, Ordering::SeqCst) >= FUTILE_STEP_UPS {
+                        return Err(Error::Auth(format!(
+                            "the server keeps refusing the token for lack of scope `{}`, which \
+                             was already requested; not authorizing again",
+                            bearer.scope.as_deref().unwrap_or_default()
+                        )));
+                    }
+                } else {
+                    self.futile.store(0, Ordering::SeqCst);
+                }
+            }
             if challenge.status == 401
                 && !insufficient
                 && let Some(current) = guard.as_mut()

@@ -87,7 +87,7 @@ impl TokenStore for MemoryStore {
 }
 
 /// One JSON file per key in a directory; files are created 0600 and replaced atomically (a
-/// crash mid-write leaves the old file), the directory 0700.
+/// crash mid-write leaves the old file), a directory it creates 0700.
 #[derive(Debug, Clone)]
 pub struct FileStore {
     dir: PathBuf,
@@ -97,11 +97,15 @@ impl FileStore {
     /// A store in `dir` (created if missing).
     pub fn new(dir: impl Into<PathBuf>) -> Result<Self, Error> {
         let dir = dir.into();
-        std::fs::create_dir_all(&dir)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+        if !dir.exists() {
+            std::fs::create_dir_all(&dir)?;
+            // Only a directory we created is narrowed: an existing one (a user's config
+            // directory) keeps its mode; the files in it are 0600 either way.
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+            }
         }
         Ok(FileStore { dir })
     }
@@ -165,5 +169,60 @@ impl TokenStore for FileStore {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
             _ => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::Tokens;
+
+    #[test]
+    fn the_file_store_is_private_and_survives_corruption() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("oxmcp-auth-store-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let store = FileStore::new(&dir).expect("store");
+        let entry = StoredAuth {
+            client: None,
+            tokens: Some(Tokens {
+                access_token: "at".into(),
+                refresh_token: Some("rt".into()),
+                expires_at: Some(1),
+                scopes: vec!["a".into()],
+            }),
+        };
+        store
+            .save("https://as.example https://mcp.example/mcp", &entry)
+            .expect("save");
+        let path = store.path_of("https://as.example https://mcp.example/mcp");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "the token file is readable by others");
+        let dir_mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(dir_mode, 0o700);
+        assert_eq!(
+            store
+                .load("https://as.example https://mcp.example/mcp")
+                .unwrap(),
+            Some(entry)
+        );
+        assert_eq!(store.load("another key").unwrap(), None);
+        // A key that looks like a path stays inside the directory.
+        assert!(store.path_of("../../etc/passwd").starts_with(&dir));
+        std::fs::write(&path, b"{not json").unwrap();
+        let e = store
+            .load("https://as.example https://mcp.example/mcp")
+            .unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Auth);
+        store
+            .remove("https://as.example https://mcp.example/mcp")
+            .unwrap();
+        assert_eq!(
+            store
+                .load("https://as.example https://mcp.example/mcp")
+                .unwrap(),
+            None
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

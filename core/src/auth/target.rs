@@ -72,6 +72,14 @@ impl TargetPolicy {
         let literal = parse_ip_literal(host);
         let loopback_name = host.eq_ignore_ascii_case("localhost")
             || host.to_ascii_lowercase().ends_with(".localhost");
+        if loopback_name && !self.allow_loopback {
+            return Err(Error::Auth(format!(
+                "refusing the loopback target `{host}` (not in dev mode)"
+            )));
+        }
+        if let Some(ip) = literal {
+            self.check_ip(ip)?;
+        }
         match uri.scheme_str() {
             Some("https") => {}
             // Plain http only to loopback, in dev mode (OAuth 2.1 §1.5).
@@ -90,14 +98,6 @@ impl TargetPolicy {
                 )));
             }
             None => return Err(Error::Auth(format!("`{uri}` has no scheme"))),
-        }
-        if loopback_name && !self.allow_loopback {
-            return Err(Error::Auth(format!(
-                "refusing the loopback target `{host}` (not in dev mode)"
-            )));
-        }
-        if let Some(ip) = literal {
-            self.check_ip(ip)?;
         }
         Ok(())
     }
@@ -408,5 +408,31 @@ mod tests {
         let one = TargetPolicy::public_only().allow_origin("http://127.0.0.1:9");
         assert!(one.check_url(&u("http://127.0.0.1:9/a")).is_ok());
         assert!(one.check_url(&u("http://127.0.0.1:10/a")).is_err());
+    }
+
+    #[tokio::test]
+    async fn the_resolver_drops_loopback_answers() {
+        use hyper_util::client::legacy::connect::dns::Name;
+        use std::str::FromStr;
+        use tower_service::Service;
+        let mut strict = GuardedResolver {
+            policy: TargetPolicy::public_only(),
+            allow_all: false,
+        };
+        let e = strict
+            .call(Name::from_str("localhost").unwrap())
+            .await
+            .expect_err("localhost resolves to loopback only");
+        assert_eq!(e.kind(), io::ErrorKind::PermissionDenied, "{e}");
+        let mut dev = GuardedResolver {
+            policy: TargetPolicy::public_only().allow_loopback(),
+            allow_all: false,
+        };
+        let found: Vec<SocketAddr> = dev
+            .call(Name::from_str("localhost").unwrap())
+            .await
+            .unwrap()
+            .collect();
+        assert!(found.iter().all(|a| a.ip().is_loopback()) && !found.is_empty());
     }
 }

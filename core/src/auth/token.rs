@@ -182,7 +182,6 @@ pub(crate) struct TokenRequest<'a> {
 
 impl TokenRequest<'_> {
     pub(crate) async fn send(self) -> Result<Tokens, Error> {
-        let fail = |e: Error| e;
         let mut form: Vec<(&str, String)> = self.params.clone();
         let mut headers = HeaderMap::new();
         match self.method {
@@ -201,22 +200,14 @@ impl TokenRequest<'_> {
                     form_escape(self.client.client_secret.as_deref().unwrap_or_default())
                 );
                 let value = HeaderValue::from_str(&format!("Basic {}", STANDARD.encode(pair)))
-                    .map_err(|_| {
-                        fail(Error::Auth(
-                            "client credentials unusable in a header".into(),
-                        ))
-                    })?;
+                    .map_err(|_| Error::Auth("client credentials unusable in a header".into()))?;
                 headers.insert(header::AUTHORIZATION, value);
             }
             TokenEndpointAuth::PrivateKeyJwt => {
                 let key = self.key.ok_or_else(|| {
-                    fail(Error::Auth(
-                        "private_key_jwt needs a signing key in the OAuth options".into(),
-                    ))
+                    Error::Auth("private_key_jwt needs a signing key in the OAuth options".into())
                 })?;
-                let assertion = key
-                    .assertion(&self.client.client_id, self.issuer)
-                    .map_err(fail)?;
+                let assertion = key.assertion(&self.client.client_id, self.issuer)?;
                 form.push(("client_id", self.client.client_id.clone()));
                 form.push((
                     "client_assertion_type",
@@ -226,11 +217,7 @@ impl TokenRequest<'_> {
             }
         }
         let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let answer = self
-            .http
-            .post_form(self.endpoint, &pairs, headers)
-            .await
-            .map_err(fail)?;
+        let answer = self.http.post_form(self.endpoint, &pairs, headers).await?;
         let body = answer.json().unwrap_or_default();
         if !answer.status.is_success() {
             let error = body
@@ -252,21 +239,21 @@ impl TokenRequest<'_> {
             .get("access_token")
             .and_then(|t| t.as_str())
             .filter(|t| !t.is_empty() && t.len() <= 16 * 1024)
-            .ok_or_else(|| fail(Error::Auth("the token response has no access_token".into())))?;
+            .ok_or_else(|| Error::Auth("the token response has no access_token".into()))?;
         // A token that cannot travel in a header would be dropped silently later.
         if HeaderValue::from_str(access_token).is_err() {
-            return Err(fail(Error::Auth(
+            return Err(Error::Auth(
                 "the access token holds characters a header cannot carry".into(),
-            )));
+            ));
         }
         let token_type = body
             .get("token_type")
             .and_then(|t| t.as_str())
             .unwrap_or("Bearer");
         if !token_type.eq_ignore_ascii_case("bearer") {
-            return Err(fail(Error::Auth(format!(
+            return Err(Error::Auth(format!(
                 "unsupported token type `{token_type}` (Bearer only)"
-            ))));
+            )));
         }
         let expires_at = body
             .get("expires_in")

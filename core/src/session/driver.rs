@@ -290,7 +290,7 @@ impl Session {
             Message::Error(ErrorResponse {
                 id: Some(id),
                 error,
-            }) => self.resolve(&id, Err(Error::Rpc(error))),
+            }) => self.resolve(&id, Err(typed(error))),
             Message::Error(ErrorResponse { id: None, error }) => self.log_dropped(&format!(
                 "the peer reported an error about an unknown message: {error}"
             )),
@@ -503,4 +503,21 @@ fn extract_meta(params: Option<&RawValue>) -> Option<JsonObject> {
         return None;
     }
     serde_json::from_str::<MetaOnly>(text).ok()?.meta
+}
+
+/// A request the transport itself failed arrives as a local JSON-RPC error naming the
+/// transport and the error's kind; an authorization failure is typed back into
+/// [`Error::Auth`], so callers (and the bindings' error mappers) see `auth`, not a peer error.
+fn typed(error: crate::jsonrpc::ErrorObject) -> Error {
+    let data = error.data.as_ref();
+    let from_transport = data.is_some_and(|d| d.get("transport").is_some());
+    let kind = data.and_then(|d| d.get("kind")).and_then(|k| k.as_str());
+    if from_transport && kind == Some("auth") {
+        let reason = error
+            .message
+            .trim_start_matches("HTTP transport: ")
+            .trim_start_matches("authorization failed: ");
+        return Error::Auth(reason.to_owned());
+    }
+    Error::Rpc(error)
 }
