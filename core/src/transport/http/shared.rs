@@ -21,7 +21,7 @@ use super::{
     headers,
     server::{HttpSession, Slot, State, refuse, start_engine},
     sse::SseEvent,
-    store::{BusKind, BusMessage, SessionRecord, SharedStore, StoreError, principal_of},
+    store::{BusKind, BusMessage, GetLease, SessionRecord, SharedStore, StoreError, principal_of},
     streams::{Delivery, Mirror, Spill, Streams, parse_event_id},
 };
 use crate::{
@@ -230,6 +230,17 @@ pub(super) async fn get_stream(
     {
         return resume_post_stream(store, session, id, last, stream, seq).await;
     }
+    let lease = match store.claim_get(id, last.is_some()).await {
+        Ok(Some(lease)) => lease,
+        Ok(None) => {
+            return refuse(
+                StatusCode::CONFLICT,
+                codes::INVALID_REQUEST,
+                "Conflict: this session already has a GET stream",
+            );
+        }
+        Err(e) => return store_unavailable(&e),
+    };
     let tail = match store.tail(id, last).await {
         Ok(tail) => tail,
         Err(StoreError::ForeignEvent) => {
@@ -244,7 +255,7 @@ pub(super) async fn get_stream(
         }
         Err(e) => return store_unavailable(&e),
     };
-    let rx = relay(tail.events, session);
+    let rx = relay(tail.events, session, Some(lease));
     let priming = SseEvent {
         id: Some(tail.start),
         retry: Some(state.options.sse_retry.as_millis() as u64),
@@ -284,7 +295,7 @@ async fn resume_post_stream(
         Ok(Some(events)) => body::sse(
             StatusCode::OK,
             Vec::new(),
-            relay(events, session),
+            relay(events, session, None),
             None,
             false,
         ),
@@ -297,13 +308,17 @@ async fn resume_post_stream(
     }
 }
 
-/// Moves stored events onto an SSE response while the client listens and the session lives.
+/// Moves stored events onto an SSE response while the client listens, the session lives
+/// and (for the GET stream) this replica holds it; the lease is given up when it ends.
 fn relay(
     mut events: mpsc::Receiver<super::store::StoredEvent>,
     session: Arc<HttpSession>,
+    lease: Option<GetLease>,
 ) -> mpsc::UnboundedReceiver<Delivery> {
     let (tx, rx) = mpsc::unbounded_channel();
+    let lost = lease.as_ref().map(|l| l.lost.clone()).unwrap_or_default();
     tokio::spawn(async move {
+        let _lease = lease;
         loop {
             tokio::select! {
                 event = events.recv() => {
@@ -315,6 +330,7 @@ fn relay(
                 }
                 _ = session.engine.closed() => return,
                 _ = tx.closed() => return,
+                _ = lost.cancelled() => return,
             }
         }
     });

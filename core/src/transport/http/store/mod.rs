@@ -15,13 +15,17 @@
 //!   JSON-response mode the progress and logs of a request) is appended to the session's
 //!   event log, and whichever replica holds the client's GET stream tails that log. The SSE
 //!   event id names the log entry and the session, so `Last-Event-ID` resumes on any replica
-//!   (a range read, then the live tail), and an id of another session is refused.
+//!   (a range read, then the live tail), and an id of another session is refused. One
+//!   replica at a time holds a session's GET stream, under a lease it renews (`SET NX PX`,
+//!   renewed by compare-and-set): a second GET elsewhere gets 409, a client resuming with
+//!   `Last-Event-ID` takes the lease over (the old stream ends), and the lease of a replica
+//!   that died lapses within seconds.
 //! - **The bus.** What a client sends that is not a request (its answers to the server's
 //!   sampling, elicitation and roots requests, `notifications/cancelled`,
 //!   `notifications/initialized`) is delivered locally and published to every replica; the
 //!   engine waiting for it takes it, the others drop it. Outgoing request ids of each engine
-//!   start at a random point, so an answer names exactly one waiting engine. Nothing has an
-//!   owner, so nothing needs reclaiming when a replica dies.
+//!   start at a random point, so an answer names exactly one waiting engine, and no owner
+//!   has to be found or reclaimed for these.
 //!
 //! - **POST response streams** are served by the replica running the request, and copied
 //!   to the store as they go, so a client whose response stream was cut resumes it with
@@ -106,6 +110,15 @@ pub struct StoredEvent {
     pub json: Bytes,
 }
 
+/// This replica's hold on a session's GET stream; dropping it gives the stream up.
+pub struct GetLease {
+    /// Cancelled when another replica took the stream over (or the lease could not be
+    /// renewed in time): the stream held here must end.
+    pub lost: tokio_util::sync::CancellationToken,
+    /// Ends the renewal and gives the lease up, when dropped.
+    pub release: Option<tokio_util::sync::DropGuard>,
+}
+
 /// A GET stream read from the log: where it starts, then every entry after that, in order.
 pub struct Tail {
     /// The event id of the point the stream starts after (for the priming event).
@@ -148,6 +161,16 @@ pub trait SharedStore: Send + Sync + 'static {
         stream: u64,
         seq: u64,
     ) -> BoxFuture<'static, Result<Option<mpsc::Receiver<StoredEvent>>, StoreError>>;
+
+    /// Claims the session's GET stream for this replica: `None` while another replica holds
+    /// it, unless `takeover` (a client resuming with `Last-Event-ID` has left the old one,
+    /// whose holder may be dead). The lease lives while it is kept and renewed; it is given
+    /// up when dropped, and reclaimable once its holder stops renewing it.
+    fn claim_get(
+        &self,
+        session: &str,
+        takeover: bool,
+    ) -> BoxFuture<'static, Result<Option<GetLease>, StoreError>>;
 
     /// Reads the session's GET-stream log after `last_event_id` (or from now on).
     fn tail(

@@ -23,7 +23,8 @@ use sha2::Digest;
 use tokio::sync::mpsc;
 
 use super::{
-    BusKind, BusMessage, Change, SessionRecord, SharedStore, StoreError, StoredEvent, Tail, hex,
+    BusKind, BusMessage, Change, GetLease, SessionRecord, SharedStore, StoreError, StoredEvent,
+    Tail, hex,
 };
 use crate::{Error, sync::Mutex};
 
@@ -42,6 +43,9 @@ pub struct RedisStoreOptions {
     pub connect_timeout: Duration,
     /// Retries of a command whose connection broke, before giving up.
     pub retries: usize,
+    /// How long a replica's hold on a GET stream lasts unless renewed (renewed every third
+    /// of it): how soon another replica may serve the stream after the holder dies.
+    pub get_lease: Duration,
 }
 
 impl Default for RedisStoreOptions {
@@ -53,6 +57,7 @@ impl Default for RedisStoreOptions {
             response_timeout: Duration::from_secs(2),
             connect_timeout: Duration::from_secs(2),
             retries: 2,
+            get_lease: Duration::from_secs(5),
         }
     }
 }
@@ -338,6 +343,47 @@ impl SharedStore for RedisStore {
         })
     }
 
+    fn claim_get(
+        &self,
+        session: &str,
+        takeover: bool,
+    ) -> BoxFuture<'static, Result<Option<GetLease>, StoreError>> {
+        let mut conn = self.conn.clone();
+        let retries = self.options.retries;
+        let key = self.key("get", session);
+        let ttl = self.options.get_lease;
+        let holder = crate::random::id128();
+        Box::pin(async move {
+            let mut command = redis::cmd("SET");
+            command
+                .arg(&key)
+                .arg(&holder)
+                .arg("PX")
+                .arg(ttl.as_millis() as u64);
+            if !takeover {
+                command.arg("NX");
+            }
+            let set: Option<String> = query(&mut conn, &command, retries).await?;
+            if set.is_none() {
+                return Ok(None);
+            }
+            let lost = tokio_util::sync::CancellationToken::new();
+            let stop = tokio_util::sync::CancellationToken::new();
+            tokio::spawn(keep_lease(
+                conn,
+                key,
+                holder,
+                ttl,
+                lost.clone(),
+                stop.clone(),
+            ));
+            Ok(Some(GetLease {
+                lost,
+                release: Some(stop.drop_guard()),
+            }))
+        })
+    }
+
     fn tail(
         &self,
         session: &str,
@@ -406,6 +452,55 @@ impl SharedStore for RedisStore {
 
     fn subscribe_changes(&self) -> Option<mpsc::UnboundedReceiver<Change>> {
         self.changes.lock().take()
+    }
+}
+
+/// Renews a GET-stream lease while it is ours (compare-and-set, so a takeover is noticed),
+/// and gives it up when `stop` fires. `lost` fires when another replica has it, or when it
+/// could not be renewed before it lapsed.
+async fn keep_lease(
+    mut conn: ConnectionManager,
+    key: String,
+    holder: String,
+    ttl: Duration,
+    lost: tokio_util::sync::CancellationToken,
+    stop: tokio_util::sync::CancellationToken,
+) {
+    const RENEW: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then \
+        return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end";
+    const RELEASE: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then \
+        return redis.call('DEL', KEYS[1]) else return 0 end";
+    let mut renewed = tokio::time::Instant::now();
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => {
+                let mut release = redis::cmd("EVAL");
+                release.arg(RELEASE).arg(1).arg(&key).arg(&holder);
+                let _ = release.query_async::<i64>(&mut conn).await;
+                return;
+            }
+            _ = tokio::time::sleep(ttl / 3) => {}
+        }
+        let mut renew = redis::cmd("EVAL");
+        renew
+            .arg(RENEW)
+            .arg(1)
+            .arg(&key)
+            .arg(&holder)
+            .arg(ttl.as_millis() as u64);
+        match renew.query_async::<i64>(&mut conn).await {
+            Ok(1) => renewed = tokio::time::Instant::now(),
+            Ok(_) => {
+                lost.cancel();
+                return;
+            }
+            // Redis away: the lease may lapse meanwhile; past that, it is no longer ours.
+            Err(_) if renewed.elapsed() < ttl => {}
+            Err(_) => {
+                lost.cancel();
+                return;
+            }
+        }
     }
 }
 
