@@ -122,6 +122,19 @@ fn kill(mut child: Child) {
     let _ = child.wait();
 }
 
+/// Lets a stdio server exit on the EOF it was just given (so a profiler wrapping it can write
+/// its output), killing it after `grace`.
+fn reap(mut child: Child, grace: Duration) {
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    kill(child);
+}
+
 /// What one scenario measured.
 struct Sample {
     calls: u64,
@@ -314,7 +327,7 @@ fn stdio(command: &[String], cpu: Option<usize>, rule: StopRule) -> Result<(), B
         json!({"scenario": "process", "startup_ms": startup_ms, "rss_init_kib": rss_init, "peak_rss_kib": hwm})
     );
     drop(peer);
-    kill(child);
+    reap(child, Duration::from_secs(10));
     Ok(())
 }
 

@@ -146,21 +146,27 @@ pub fn exceeds_depth(bytes: &[u8], max_depth: usize) -> bool {
         return false;
     }
     let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for &b in bytes {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                // Skip the string in jumps to the next quote or backslash (most of a large
+                // message is string content); a backslash escapes the byte after it.
+                i += 1;
+                loop {
+                    match memchr::memchr2(b'"', b'\\', &bytes[i..]) {
+                        None => return false,
+                        Some(at) if bytes[i + at] == b'\\' => i += at + 2,
+                        Some(at) => {
+                            i += at;
+                            break;
+                        }
+                    }
+                    if i >= bytes.len() {
+                        return false;
+                    }
+                }
             }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
             b'[' | b'{' => {
                 depth += 1;
                 if depth > max_depth {
@@ -170,6 +176,7 @@ pub fn exceeds_depth(bytes: &[u8], max_depth: usize) -> bool {
             b']' | b'}' => depth = depth.saturating_sub(1),
             _ => {}
         }
+        i += 1;
     }
     false
 }
@@ -332,6 +339,63 @@ fn parse_id(raw: &RawValue) -> Result<RequestId, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The plain byte-at-a-time scan `exceeds_depth` must agree with.
+    fn depth_reference(bytes: &[u8], max_depth: usize) -> bool {
+        let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+        for &b in bytes {
+            if in_string {
+                if escaped {
+                    escaped = false;
+                } else if b == b'\\' {
+                    escaped = true;
+                } else if b == b'"' {
+                    in_string = false;
+                }
+                continue;
+            }
+            match b {
+                b'"' => in_string = true,
+                b'[' | b'{' => {
+                    depth += 1;
+                    if depth > max_depth {
+                        return true;
+                    }
+                }
+                b']' | b'}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        false
+    }
+
+    #[test]
+    fn depth_scan_agrees_with_the_byte_by_byte_reference() {
+        // Strings of the bytes that matter (quotes, backslashes, brackets) in every mix,
+        // including unterminated strings and a backslash as the last byte.
+        let alphabet = b"\"\\[]{}a ";
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for len in 0..64usize {
+            for _ in 0..300 {
+                let bytes: Vec<u8> = (0..len)
+                    .map(|_| {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        alphabet[(seed % alphabet.len() as u64) as usize]
+                    })
+                    .collect();
+                for max in [0, 1, 2, 3, 5] {
+                    assert_eq!(
+                        exceeds_depth(&bytes, max),
+                        depth_reference(&bytes, max),
+                        "{:?} max {max}",
+                        String::from_utf8_lossy(&bytes)
+                    );
+                }
+            }
+        }
+    }
 
     fn one(s: &str) -> Result<Message, Invalid> {
         match decode(s.as_bytes(), &Limits::SERVER).expect("valid JSON") {

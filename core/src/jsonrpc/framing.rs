@@ -71,7 +71,8 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     /// Takes a complete frame out of the buffer if there is one.
     fn take_buffered(&mut self) -> Option<FrameEvent> {
         loop {
-            let newline = memchr(b'\n', &self.buf[self.scanned..]).map(|i| self.scanned + i);
+            let newline =
+                memchr::memchr(b'\n', &self.buf[self.scanned..]).map(|i| self.scanned + i);
             match (newline, self.discarding) {
                 (Some(pos), Some(dropped)) => {
                     // The `\r` of a CRLF terminator is not part of the line (it was kept in
@@ -153,10 +154,6 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         self.scanned = self.buf.len();
         dropped
     }
-}
-
-fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
-    haystack.iter().position(|&b| b == needle)
 }
 
 /// Appends `frame` to `out` as one newline-terminated line.
