@@ -18,9 +18,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import oxmcp
+import pytest
 from conftest import EVERYTHING, PY, REPO, start_http
 
 INTEROP = REPO / "tests" / "interop" / "python"
@@ -221,7 +220,7 @@ async def test_our_client_drives_sdk_feature_server(protocol_version: str | None
 
 @pytest.mark.parametrize("protocol_version", [None, "2025-11-25"])
 async def test_our_client_drives_sdk_http_server(protocol_version: str | None) -> None:
-    proc = subprocess.Popen(
+    proc = subprocess.Popen(  # noqa: ASYNC220 (started once, read line by line)
         [PY, str(INTEROP / "http_server.py"), "features", "streamable", "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -264,25 +263,22 @@ def test_uvx_runs_the_weather_example_from_the_wheel(tmp_path: Path) -> None:
     command = [
         str(uvx),
         "--no-config",
+        # The SDK client starts servers with a minimal environment, so settings go as flags:
+        # a private cache, and the system's certificates (a proxy's own CA is trusted too).
+        "--cache-dir",
+        str(tmp_path / "uv-cache"),
+        "--system-certs",
         "--from",
         str(REPO / "examples" / "python" / "weather-server"),
         "--with",
         str(wheel[-1]),
         "oxmcp-weather",
     ]
-    # System certificates: a proxy with its own CA (as on this machine) is trusted too.
-    env = {
-        **os.environ,
-        "UV_CACHE_DIR": str(tmp_path / "uv-cache"),
-        "UV_SYSTEM_CERTS": "1",
-        "UV_NATIVE_TLS": "1",
-    }
     proc = subprocess.run(
         [PY, str(INTEROP / "client.py"), "auto", *command],
         capture_output=True,
         text=True,
         timeout=300,
-        env=env,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ok: tools/call get_weather Oslo" in proc.stdout
