@@ -298,3 +298,46 @@ def test_import_is_lazy() -> None:
     code = "import sys, oxmcp; oxmcp.Client; print('pydantic' in sys.modules)"
     out = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=30).stdout
     assert out.split() == ["False"]
+
+
+def test_hostile_stdio_input_does_not_stop_the_python_server() -> None:
+    """Garbage, an oversized line and a non-object: the server answers what has an id with an
+    error (or drops it), and keeps serving the well-formed request after them."""
+    import json
+
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        },
+    }
+    call = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {"name": "add", "arguments": {"a": 2, "b": 3}},
+    }
+    stdin = (
+        json.dumps(init)
+        + "\n"
+        + json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        + "\n{not json at all\n"
+        + '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", '
+        + '"arguments": {"text": "'
+        + "x" * (5 * 1024 * 1024)
+        + '"}}}\n[1, 2, 3]\n'
+        + json.dumps(call)
+        + "\n"
+    )
+    proc = subprocess.run(
+        [PY, str(EVERYTHING)], input=stdin, capture_output=True, text=True, timeout=60
+    )
+    out = [json.loads(line) for line in proc.stdout.splitlines()]
+    by_id = {m.get("id"): m for m in out}
+    assert by_id[3]["result"]["structuredContent"] == {"result": 5}, proc.stdout[:2000]
+    assert "result" not in by_id.get(2, {}), "the oversized request must not be served"
+    assert proc.returncode == 0, proc.stderr[-2000:]
