@@ -90,11 +90,12 @@ impl Callable {
         let func = self.func.clone();
         if !self.is_async {
             let joined = tokio::task::spawn_blocking(move || {
-                Python::attach(|py| {
+                crate::runtime::attach(|py| {
                     let args = build(py)?;
                     let out = func.bind(py).call1(args)?;
                     convert::from_py(&out, what)
                 })
+                .unwrap_or_else(|| Err(exiting()))
             })
             .await;
             return joined.unwrap_or_else(|e| {
@@ -103,15 +104,21 @@ impl Callable {
                 )))
             });
         }
-        let waiting = Python::attach(|py| {
+        let waiting = crate::runtime::attach(|py| {
             let handle = self.slot.get()?;
             let args = build(py)?;
             let coroutine = func.bind(py).call1(args)?;
             handle.run_coroutine(py, coroutine)
-        })?;
+        })
+        .unwrap_or_else(|| Err(exiting()))?;
         let out = waiting.await?;
-        Python::attach(|py| convert::from_py(out.bind(py), what))
+        crate::runtime::attach(|py| convert::from_py(out.bind(py), what))
+            .unwrap_or_else(|| Err(exiting()))
     }
+}
+
+fn exiting() -> PyErr {
+    PyRuntimeError::new_err("the Python interpreter is exiting")
 }
 
 /// What a Python handler's exception means on the wire.
@@ -124,7 +131,7 @@ pub enum Failure {
 
 /// Classifies a handler's exception.
 pub fn failure(e: PyErr) -> Failure {
-    Python::attach(|py| {
+    crate::runtime::attach(|py| {
         let value = e.value(py);
         let code = value
             .getattr("code")
@@ -165,4 +172,5 @@ pub fn failure(e: PyErr) -> Failure {
             format!("{type_name}: {message}")
         })
     })
+    .unwrap_or_else(|| Failure::Raised("the Python interpreter is exiting".into()))
 }

@@ -123,7 +123,7 @@ struct LoopCallback {
 
 impl LoopCallback {
     fn fire(&self, args: Vec<Value>) {
-        Python::attach(|py| {
+        crate::runtime::attach(|py| {
             let converted: PyResult<Vec<Bound<'_, PyAny>>> = args
                 .iter()
                 .map(|a| convert::to_py(py, a).map(|o| o.into_bound(py)))

@@ -16,7 +16,10 @@
 
 use std::{
     future::Future,
-    sync::{Mutex, OnceLock},
+    sync::{
+        Mutex, OnceLock,
+        atomic::{AtomicBool, AtomicUsize, Ordering},
+    },
 };
 
 use pyo3::{exceptions::PyRuntimeError, prelude::*, sync::PyOnceLock, types::PyTuple};
@@ -53,6 +56,38 @@ pub fn runtime() -> &'static Runtime {
     let runtime: &'static Runtime = Box::leak(Box::new(built));
     *slot = Some(Owned { pid, runtime });
     runtime
+}
+
+/// Set by the `atexit` hook: from then on, runtime threads no longer enter Python.
+static EXITING: AtomicBool = AtomicBool::new(false);
+/// Runtime threads inside [`attach`] right now.
+static IN_PYTHON: AtomicUsize = AtomicUsize::new(0);
+
+/// `Python::attach` for runtime threads. Returns `None` once the interpreter is exiting: a
+/// thread still waiting for the GIL when finalization starts is killed by CPython
+/// (`pthread_exit`), which aborts a Rust thread, so none may be left waiting by then.
+pub fn attach<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> Option<R> {
+    IN_PYTHON.fetch_add(1, Ordering::SeqCst);
+    let out = if EXITING.load(Ordering::SeqCst) {
+        None
+    } else {
+        Some(Python::attach(f))
+    };
+    IN_PYTHON.fetch_sub(1, Ordering::SeqCst);
+    out
+}
+
+/// Registered with `atexit`: stops runtime threads from entering Python and lets those
+/// already on their way in finish (GIL released meanwhile, for at most two seconds).
+#[pyfunction]
+pub fn _at_exit(py: Python<'_>) {
+    EXITING.store(true, Ordering::SeqCst);
+    py.detach(|| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while IN_PYTHON.load(Ordering::SeqCst) > 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    });
 }
 
 fn asyncio(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
@@ -159,6 +194,7 @@ impl LoopHandle {
 
 impl Clone for LoopHandle {
     fn clone(&self) -> Self {
+        // Cloned only while attached (a handler being called), so the GIL is already held.
         Python::attach(|py| LoopHandle {
             event_loop: self.event_loop.clone_ref(py),
             context: self.context.clone_ref(py),
@@ -239,7 +275,7 @@ impl Drop for CancelOnDrop {
         let Some(task) = self.task.take() else {
             return;
         };
-        Python::attach(|py| {
+        attach(|py| {
             let Ok(cancel) = task.bind(py).getattr("cancel") else {
                 return;
             };
@@ -316,7 +352,7 @@ where
             _ = token.cancelled() => return,
             out = future => out,
         };
-        Python::attach(|py| {
+        attach(|py| {
             let (ok, value) = match out.and_then(|v| v.to_python(py).map_err(ErrorMapper::Py)) {
                 Ok(v) => (true, v),
                 Err(e) => (false, e.into_pyerr(py).into_value(py).into_any()),
@@ -336,5 +372,9 @@ where
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<LoopTask>()?;
     m.add_class::<CancelWatch>()?;
+    let at_exit = wrap_pyfunction!(_at_exit, m)?;
+    m.py()
+        .import("atexit")?
+        .call_method1("register", (at_exit,))?;
     Ok(())
 }

@@ -172,6 +172,7 @@ def test_interpreter_exit_leaves_no_orphan(how: str, tmp_path: Path) -> None:
                 with open({str(pidfile)!r}, "w") as f:
                     f.write(str(os.getpid()))
                 print("ready", flush=True)
+                await asyncio.to_thread(sys.stdin.readline)  # the test has seen the children
                 if {how!r} == "exception":
                     raise RuntimeError("the host crashed")
                 if {how!r} == "sigterm":
@@ -182,18 +183,29 @@ def test_interpreter_exit_leaves_no_orphan(how: str, tmp_path: Path) -> None:
         )
     )
     proc = subprocess.Popen(
-        [PY, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [PY, str(script)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
-    assert proc.stdout is not None
+    assert proc.stdout is not None and proc.stdin is not None
     assert proc.stdout.readline().strip() == "ready"
     children = _children(proc.pid)
     assert len(children) == 2, children
+    proc.stdin.write("go\n")
+    proc.stdin.close()
     if how == "sigterm":
+        time.sleep(0.2)
         proc.send_signal(signal.SIGTERM)
     proc.wait(30)
     proc.stdout.close()
+    stderr = proc.stderr.read() if proc.stderr else ""
     if proc.stderr:
         proc.stderr.close()
+    # Exit as Python means it, never an abort from a runtime thread caught by finalization.
+    expected = {"normal": 0, "exception": 1, "sigterm": -signal.SIGTERM}[how]
+    assert proc.returncode == expected, stderr[-2000:]
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and any(_alive(p) for p in children):
         time.sleep(0.1)
@@ -341,3 +353,24 @@ def test_hostile_stdio_input_does_not_stop_the_python_server() -> None:
     assert by_id[3]["result"]["structuredContent"] == {"result": 5}, proc.stdout[:2000]
     assert "result" not in by_id.get(2, {}), "the oversized request must not be served"
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_exit_right_after_a_call_is_clean(tmp_path: Path) -> None:
+    """The last response's wake-up races interpreter finalization; it must never abort."""
+    script = tmp_path / "quick.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import asyncio, oxmcp
+
+            async def main():
+                async with oxmcp.Client.stdio({PY!r}, [{str(EVERYTHING)!r}]) as c:
+                    await c.call_tool("add", {{"a": 1, "b": 2}})
+
+            asyncio.run(main())
+            """
+        )
+    )
+    for _ in range(5):
+        proc = subprocess.run([PY, str(script)], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
