@@ -1,0 +1,98 @@
+"""oxmcp: Model Context Protocol clients and servers on one native engine.
+
+>>> from oxmcp import Server, Client
+
+Names are imported lazily (PEP 562), so ``import oxmcp`` costs only what you use: a client
+never imports pydantic, a server imports it when its first tool is registered.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "Server": "server",
+    "HttpServer": "server",
+    "Client": "client",
+    "Context": "context",
+    "Image": "content",
+    "Audio": "content",
+    "EmbeddedResource": "content",
+    "McpError": "errors",
+    "RpcError": "errors",
+    "RequestTimeoutError": "errors",
+    "RequestCancelledError": "errors",
+    "ConnectionClosedError": "errors",
+    "SpawnError": "errors",
+    "TransportError": "errors",
+    "ProtocolError": "errors",
+    "UnsupportedProtocolVersionError": "errors",
+    "InvalidSchemaError": "errors",
+    "InvalidArgumentError": "errors",
+    "ToolError": "errors",
+}
+
+__all__ = [
+    "Server",
+    "HttpServer",
+    "Client",
+    "Context",
+    "Image",
+    "Audio",
+    "EmbeddedResource",
+    "McpError",
+    "RpcError",
+    "RequestTimeoutError",
+    "RequestCancelledError",
+    "ConnectionClosedError",
+    "SpawnError",
+    "TransportError",
+    "ProtocolError",
+    "UnsupportedProtocolVersionError",
+    "InvalidSchemaError",
+    "InvalidArgumentError",
+    "ToolError",
+    "types",
+]
+
+if TYPE_CHECKING:
+    from . import types
+    from .client import Client
+    from .content import Audio, EmbeddedResource, Image
+    from .context import Context
+    from .errors import (
+        ConnectionClosedError,
+        InvalidArgumentError,
+        InvalidSchemaError,
+        McpError,
+        ProtocolError,
+        RequestCancelledError,
+        RequestTimeoutError,
+        RpcError,
+        SpawnError,
+        ToolError,
+        TransportError,
+        UnsupportedProtocolVersionError,
+    )
+    from .server import HttpServer, Server
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        if name == "types":
+            from . import types
+
+            return types
+        raise AttributeError(f"module 'oxmcp' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"oxmcp.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

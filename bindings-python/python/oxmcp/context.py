@@ -1,0 +1,123 @@
+"""The :class:`Context` a handler receives when one of its parameters is annotated with it:
+progress, logging, sampling, elicitation, roots, the request's identity and cancellation.
+
+``sample``, ``elicit`` and ``list_roots`` work the same in both protocol eras. In the
+stateless one (2026-07-28) the core ends the round with an ``InputRequiredResult`` and runs
+the handler again when the client retries with the answer, so **work done before such a call
+must be safe to repeat**. They need an ``async def`` handler (they are awaited).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .types import CreateMessageResult, ElicitResult, ListRootsResult
+
+if TYPE_CHECKING:
+    from ._native import NativeContext
+
+__all__ = ["Context"]
+
+
+class Context:
+    """One request's context."""
+
+    __slots__ = ("_native",)
+
+    def __init__(self, native: NativeContext) -> None:
+        self._native = native
+
+    @property
+    def request_id(self) -> int | str:
+        """The JSON-RPC id of the request."""
+        return self._native.request_id
+
+    @property
+    def method(self) -> str:
+        return self._native.method
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self._native.protocol_version
+
+    @property
+    def client_info(self) -> dict[str, Any] | None:
+        """``clientInfo`` as the client sent it (``name``, ``version``, ...)."""
+        return self._native.client_info
+
+    @property
+    def client_capabilities(self) -> dict[str, Any] | None:
+        return self._native.client_capabilities
+
+    @property
+    def meta(self) -> dict[str, Any] | None:
+        return self._native.meta
+
+    @property
+    def is_cancelled(self) -> bool:
+        """Whether the client cancelled the request (an ``async def`` handler is also
+        cancelled outright: it sees ``asyncio.CancelledError``)."""
+        return self._native.is_cancelled
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        await self._native.report_progress(progress, total, message)
+
+    async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
+        """``notifications/message`` at ``level`` (debug, info, notice, warning, error, ...)."""
+        await self._native.log(level, data, logger)
+
+    async def debug(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("debug", data, logger=logger)
+
+    async def info(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("info", data, logger=logger)
+
+    async def warning(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("warning", data, logger=logger)
+
+    async def error(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("error", data, logger=logger)
+
+    async def sample(
+        self,
+        messages: str | list[dict[str, Any]],
+        *,
+        max_tokens: int = 512,
+        system_prompt: str | None = None,
+        **params: Any,
+    ) -> CreateMessageResult:
+        """Asks the client's model. ``messages`` is a prompt string or the wire's messages."""
+        if isinstance(messages, str):
+            messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
+        body: dict[str, Any] = {"messages": messages, "maxTokens": max_tokens, **params}
+        if system_prompt is not None:
+            body["systemPrompt"] = system_prompt
+        result: CreateMessageResult = await self._native.sample(body)
+        return result
+
+    async def elicit(self, message: str, schema: Any = None, **params: Any) -> ElicitResult:
+        """Asks the user. ``schema`` is a JSON Schema dict or a pydantic model class; an
+        accepted answer is checked against it by the core."""
+        body: dict[str, Any] = {"message": message, **params}
+        if schema is not None:
+            if isinstance(schema, dict):
+                body["requestedSchema"] = schema
+            else:
+                from ._signature import _strip_titles
+
+                body["requestedSchema"] = _strip_titles(schema.model_json_schema())
+        elif "url" not in params:
+            body["requestedSchema"] = {"type": "object", "properties": {}}
+        if "url" in params:
+            body.setdefault("mode", "url")
+        result: ElicitResult = await self._native.elicit(body)
+        return result
+
+    async def list_roots(self) -> ListRootsResult:
+        result: ListRootsResult = await self._native.list_roots()
+        return result
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        await self._native.notify(method, params)

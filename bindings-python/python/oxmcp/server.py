@@ -1,0 +1,486 @@
+"""The server API: :class:`Server` with decorators for tools, resources, prompts and
+completions, and ``run`` / ``serve_stdio`` / ``serve_http`` to serve them.
+
+Registration converts a Python function into a definition (schemas derived by pydantic) and
+hands both to the native server; from then on the core does the protocol and calls the
+function back: a ``def`` on a worker thread (no event-loop hop), an ``async def`` on the loop
+the server was started from.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, TypeVar
+
+from . import _native
+from .context import Context
+
+__all__ = ["Server", "HttpServer"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    # A callable object whose __call__ is `async def` counts too.
+    call = type(fn).__call__ if not inspect.isfunction(fn) else None
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
+
+
+class HttpServer:
+    """A running Streamable HTTP server (``await server.serve_http(...)``). Use it as an
+    async context manager, or call :meth:`shutdown`."""
+
+    def __init__(self, native: _native.NativeHttpServer) -> None:
+        self._native = native
+
+    @property
+    def url(self) -> str:
+        return self._native.url
+
+    @property
+    def port(self) -> int:
+        return self._native.port
+
+    async def shutdown(self) -> None:
+        await self._native.shutdown()
+
+    async def __aenter__(self) -> HttpServer:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.shutdown()
+
+
+class Server:
+    """An MCP server.
+
+    >>> server = Server("weather")
+    >>> @server.tool()
+    ... def get_weather(city: str) -> str:
+    ...     '''Current weather for a city.'''
+    ...     return f"sunny in {city}"
+    """
+
+    def __init__(
+        self, name: str, version: str = "0.1.0", *, instructions: str | None = None
+    ) -> None:
+        self.name = name
+        self.version = version
+        self._native = _native.NativeServer(name, version, instructions)
+
+    # --- tools -----------------------------------------------------------------------------
+
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Registers a function as a tool (``def`` or ``async def``)."""
+
+        def register(fn: F) -> F:
+            self.add_tool(
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                annotations=annotations,
+                structured_output=structured_output,
+                meta=meta,
+            )
+            return fn
+
+        return register
+
+    def add_tool(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+        meta: dict[str, Any] | None = None,
+        input_schema: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
+    ) -> None:
+        """Registers (or replaces) a tool at runtime; connected clients are told."""
+        from . import _signature
+
+        derived = _signature.derive(fn, structured_output)
+        tool: dict[str, Any] = {
+            "name": name or fn.__name__,
+            "inputSchema": input_schema or derived.input_schema,
+        }
+        desc = description if description is not None else derived.description
+        if desc:
+            tool["description"] = desc
+        if title:
+            tool["title"] = title
+        wrapped = derived.wrapped
+        if output_schema is not None:
+            tool["outputSchema"] = output_schema
+            wrapped = False
+        elif derived.output_schema is not None:
+            tool["outputSchema"] = derived.output_schema
+        if annotations:
+            tool["annotations"] = annotations
+        if meta:
+            tool["_meta"] = meta
+        is_async = _is_async(fn)
+        ctx_param = derived.context_param
+        convert_args = _signature.arguments
+        jsonable = _signature.jsonable
+        raw_args = input_schema is not None  # a hand-written schema: arguments as given
+
+        if is_async:
+
+            async def call_async(args: dict[str, Any], native_ctx: _native.NativeContext) -> Any:
+                kwargs = args if raw_args else convert_args(derived, args)
+                if ctx_param is not None:
+                    kwargs = {**kwargs, ctx_param: Context(native_ctx)}
+                return jsonable(await fn(**kwargs))
+
+            self._native.add_tool(tool, call_async, True, wrapped)
+        else:
+
+            def call(args: dict[str, Any], native_ctx: _native.NativeContext) -> Any:
+                kwargs = args if raw_args else convert_args(derived, args)
+                if ctx_param is not None:
+                    kwargs = {**kwargs, ctx_param: Context(native_ctx)}
+                return jsonable(fn(**kwargs))
+
+            self._native.add_tool(tool, call, False, wrapped)
+
+    def remove_tool(self, name: str) -> bool:
+        """Removes a tool; connected clients are told. Whether it existed."""
+        return self._native.remove_tool(name)
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        """The registered tools, as ``tools/list`` sends them."""
+        return self._native.tools()
+
+    # --- resources -------------------------------------------------------------------------
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+    ) -> Callable[[F], F]:
+        """Registers a resource. A URI with ``{variables}`` is a template; the function takes
+        them as keyword arguments. It returns ``str`` (text), ``bytes`` (blob), a dict with
+        ``contents``, or ``None`` for "not found"."""
+
+        def register(fn: F) -> F:
+            self.add_resource(
+                fn, uri, name=name, title=title, description=description, mime_type=mime_type
+            )
+            return fn
+
+        return register
+
+    def add_resource(
+        self,
+        fn: Callable[..., Any],
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+    ) -> None:
+        from ._signature import _docstring
+
+        summary, _ = _docstring(fn)
+        templated = "{" in uri
+        definition: dict[str, Any] = {"name": name or fn.__name__}
+        definition["uriTemplate" if templated else "uri"] = uri
+        if title:
+            definition["title"] = title
+        if description or summary:
+            definition["description"] = description or summary
+        if mime_type:
+            definition["mimeType"] = mime_type
+        params = inspect.signature(fn).parameters
+        ctx_param = next((p for p, v in params.items() if _annotation_is_context(fn, p, v)), None)
+        wants_uri = "uri" in params and not templated
+        is_async = _is_async(fn)
+
+        def contents(read_uri: str, value: Any) -> Any:
+            return _resource_contents(read_uri, value, mime_type)
+
+        def kwargs_for(read_uri: str, variables: dict[str, Any], native_ctx: Any) -> dict[str, Any]:
+            kwargs = dict(variables)
+            if wants_uri:
+                kwargs["uri"] = read_uri
+            if ctx_param is not None:
+                kwargs[ctx_param] = Context(native_ctx)
+            return kwargs
+
+        if is_async:
+
+            async def read_async(read_uri: str, variables: dict[str, Any], native_ctx: Any) -> Any:
+                return contents(read_uri, await fn(**kwargs_for(read_uri, variables, native_ctx)))
+
+            handler: Callable[..., Any] = read_async
+        else:
+
+            def read(read_uri: str, variables: dict[str, Any], native_ctx: Any) -> Any:
+                return contents(read_uri, fn(**kwargs_for(read_uri, variables, native_ctx)))
+
+            handler = read
+        if templated:
+            self._native.add_resource_template(definition, handler, is_async)
+        else:
+            self._native.add_resource(definition, handler, is_async)
+
+    def remove_resource(self, uri: str) -> bool:
+        return self._native.remove_resource(uri)
+
+    def notify_resource_updated(self, uri: str) -> None:
+        """Tells subscribed clients that ``uri`` changed."""
+        self._native.notify_resource_updated(uri)
+
+    # --- prompts ---------------------------------------------------------------------------
+
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+    ) -> Callable[[F], F]:
+        """Registers a prompt. Its parameters are the prompt's arguments (strings; those
+        without a default are required). It returns a string (one user message), a list of
+        messages (``{"role", "content"}``, or strings), or a whole ``GetPromptResult``."""
+
+        def register(fn: F) -> F:
+            self.add_prompt(fn, name=name, title=title, description=description)
+            return fn
+
+        return register
+
+    def add_prompt(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+    ) -> None:
+        from ._signature import _docstring
+
+        summary, param_docs = _docstring(fn)
+        params = inspect.signature(fn).parameters
+        ctx_param = next((p for p, v in params.items() if _annotation_is_context(fn, p, v)), None)
+        arguments = []
+        for pname, p in params.items():
+            if pname == ctx_param or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+                continue
+            arg: dict[str, Any] = {"name": pname, "required": p.default is inspect.Parameter.empty}
+            if pname in param_docs:
+                arg["description"] = param_docs[pname]
+            arguments.append(arg)
+        definition: dict[str, Any] = {"name": name or fn.__name__, "arguments": arguments}
+        if title:
+            definition["title"] = title
+        if description or summary:
+            definition["description"] = description or summary
+        is_async = _is_async(fn)
+
+        def kwargs_for(args: dict[str, str], native_ctx: Any) -> dict[str, Any]:
+            kwargs: dict[str, Any] = dict(args)
+            if ctx_param is not None:
+                kwargs[ctx_param] = Context(native_ctx)
+            return kwargs
+
+        if is_async:
+
+            async def get_async(args: dict[str, str], native_ctx: Any) -> Any:
+                return _prompt_result(await fn(**kwargs_for(args, native_ctx)))
+
+            self._native.add_prompt(definition, get_async, True)
+        else:
+
+            def get(args: dict[str, str], native_ctx: Any) -> Any:
+                return _prompt_result(fn(**kwargs_for(args, native_ctx)))
+
+            self._native.add_prompt(definition, get, False)
+
+    def remove_prompt(self, name: str) -> bool:
+        return self._native.remove_prompt(name)
+
+    # --- completions -----------------------------------------------------------------------
+
+    def completion(
+        self, *, argument: str, prompt: str | None = None, resource: str | None = None
+    ) -> Callable[[F], F]:
+        """Completes one argument of a prompt (``prompt="name"``) or one variable of a
+        resource template (``resource="scheme://{var}"``). The function takes
+        ``(value, context)`` (``context``: the arguments already chosen) and returns a list of
+        strings or a ``Completion`` dict."""
+        if (prompt is None) == (resource is None):
+            raise ValueError("completion: give exactly one of prompt= or resource=")
+
+        def register(fn: F) -> F:
+            is_async = _is_async(fn)
+            if is_async:
+
+                async def complete_async(value: str, context: dict[str, str], _ctx: Any) -> Any:
+                    return _completion(await fn(value, context))
+
+                handler: Callable[..., Any] = complete_async
+            else:
+
+                def complete(value: str, context: dict[str, str], _ctx: Any) -> Any:
+                    return _completion(fn(value, context))
+
+                handler = complete
+            if prompt is not None:
+                self._native.add_prompt_completion(prompt, argument, handler, is_async)
+            else:
+                assert resource is not None
+                self._native.add_template_completion(resource, argument, handler, is_async)
+            return fn
+
+        return register
+
+    # --- serving ---------------------------------------------------------------------------
+
+    async def serve_stdio(self) -> None:
+        """Serves this process's stdin/stdout until the client hangs up. While serving, fd 1
+        and ``sys.stdout`` point at stderr, so ``print()`` never corrupts the protocol."""
+        sys.stdout.flush()
+        saved = sys.stdout
+        sys.stdout = sys.stderr
+        try:
+            await self._native.serve_stdio()
+        finally:
+            sys.stdout = saved
+
+    async def serve_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        path: str = "/mcp",
+        stateless: bool = False,
+        json_response: bool = False,
+        allowed_hosts: list[str] | None = None,
+    ) -> HttpServer:
+        """Starts Streamable HTTP (and the legacy HTTP+SSE endpoints) and returns once it
+        listens. ``port=0`` picks a free port (see ``.url``)."""
+        native = await self._native.serve_http(
+            host, port, path, stateless, json_response, allowed_hosts
+        )
+        return HttpServer(native)
+
+    def run(
+        self,
+        transport: Literal["stdio", "http"] = "stdio",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        path: str = "/mcp",
+        stateless: bool = False,
+        json_response: bool = False,
+    ) -> None:
+        """Serves until the client hangs up (stdio) or the process is interrupted (http)."""
+        if transport == "stdio":
+            _run(self.serve_stdio())
+        elif transport == "http":
+
+            async def forever() -> None:
+                http = await self.serve_http(
+                    host, port, path=path, stateless=stateless, json_response=json_response
+                )
+                print(f"listening on {http.url}", file=sys.stderr, flush=True)
+                try:
+                    await asyncio.Event().wait()
+                finally:
+                    await http.shutdown()
+
+            _run(forever())
+        else:
+            raise ValueError(f"unknown transport {transport!r} (use 'stdio' or 'http')")
+
+
+def _run(main: Awaitable[None]) -> None:
+    try:
+        asyncio.run(main)  # type: ignore[arg-type]
+    except KeyboardInterrupt:
+        pass
+
+
+def _annotation_is_context(fn: Callable[..., Any], name: str, p: inspect.Parameter) -> bool:
+    from ._signature import _is_context
+
+    try:
+        import typing
+
+        hints = typing.get_type_hints(fn)
+    except (NameError, TypeError):
+        hints = {}
+    return _is_context(hints.get(name, p.annotation))
+
+
+def _resource_contents(uri: str, value: Any, mime_type: str | None) -> Any:
+    if value is None:
+        return None  # "not found"
+    if isinstance(value, dict) and "contents" in value:
+        return value
+    item: dict[str, Any] = {"uri": uri}
+    if isinstance(value, bytes):
+        import base64
+
+        item["blob"] = base64.b64encode(value).decode("ascii")
+        item["mimeType"] = mime_type or "application/octet-stream"
+    elif isinstance(value, str):
+        item["text"] = value
+        item["mimeType"] = mime_type or "text/plain"
+    else:
+        import json
+
+        from ._signature import jsonable
+
+        item["text"] = json.dumps(jsonable(value))
+        item["mimeType"] = mime_type or "application/json"
+    return {"contents": [item]}
+
+
+def _message(m: Any) -> Any:
+    if isinstance(m, str):
+        return {"role": "user", "content": {"type": "text", "text": m}}
+    from ._signature import jsonable
+
+    m = jsonable(m)
+    if isinstance(m, dict) and isinstance(m.get("content"), str):
+        return {**m, "content": {"type": "text", "text": m["content"]}}
+    return m
+
+
+def _prompt_result(value: Any) -> Any:
+    if isinstance(value, dict) and "messages" in value:
+        return {**value, "messages": [_message(m) for m in value["messages"]]}
+    if isinstance(value, (list, tuple)):
+        return {"messages": [_message(m) for m in value]}
+    return {"messages": [_message(value)]}
+
+
+def _completion(value: Any) -> Any:
+    if isinstance(value, dict):
+        return value
+    # The core truncates to the spec's 100 and sets total/hasMore.
+    return {"values": list(value or [])}

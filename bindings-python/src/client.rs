@@ -1,0 +1,462 @@
+//! `oxmcp._native.NativeClient`: `oxmcp::client::Client` for Python.
+//!
+//! Connecting captures the caller's event loop: callbacks (sampling, elicitation, roots,
+//! notifications, progress) run there. Every request resolves to the wire's result as a plain
+//! dict; cancelling the awaiting task drops the core's request, which sends
+//! `notifications/cancelled`.
+
+use std::{sync::Arc, time::Duration};
+
+use futures::future::BoxFuture;
+use oxmcp::{
+    ProtocolVersion,
+    client::{
+        Client, ClientOptions, ElicitationHandler, ProtocolMode, RootsHandler, SamplingHandler,
+    },
+    jsonrpc::ErrorObject,
+    protocol::{
+        CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+        ListRootsResult, LoggingLevel, ProgressNotificationParams,
+    },
+    session::RequestOptions,
+    transport::{
+        child::{ChildCommand, EnvPolicy},
+        http::HttpClientOptions,
+    },
+};
+use pyo3::{prelude::*, types::PyTuple};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    callable::{Callable, Failure, LoopSlot, failure},
+    convert::{self, Json, Native},
+    errors::{ErrorMapper, to_pyerr},
+    runtime::{LoopHandle, spawn_awaitable},
+};
+
+const INTERNAL_ERROR: i64 = -32603;
+
+fn as_error(e: PyErr) -> ErrorObject {
+    match failure(e) {
+        Failure::Protocol(obj) => obj,
+        Failure::Raised(message) => ErrorObject::new(INTERNAL_ERROR, message),
+    }
+}
+
+fn decode_answer<T: serde::de::DeserializeOwned>(
+    value: Value,
+    what: &str,
+) -> Result<T, ErrorObject> {
+    serde_json::from_value(value)
+        .map_err(|e| ErrorObject::new(INTERNAL_ERROR, format!("invalid {what} answer: {e}")))
+}
+
+struct PySampling(Callable);
+
+impl SamplingHandler for PySampling {
+    fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _cancel: CancellationToken,
+    ) -> BoxFuture<'static, Result<CreateMessageResult, ErrorObject>> {
+        let callable = self.0.clone();
+        Box::pin(async move {
+            let params = serde_json::to_value(params).unwrap_or(Value::Null);
+            let out = callable
+                .call("the sampling callback's result", move |py| {
+                    PyTuple::new(py, [convert::to_py(py, &params)?])
+                })
+                .await
+                .map_err(as_error)?;
+            decode_answer(out, "sampling")
+        })
+    }
+}
+
+struct PyElicitation(Callable);
+
+impl ElicitationHandler for PyElicitation {
+    fn elicit(
+        &self,
+        params: ElicitRequestParams,
+        _cancel: CancellationToken,
+    ) -> BoxFuture<'static, Result<ElicitResult, ErrorObject>> {
+        let callable = self.0.clone();
+        Box::pin(async move {
+            let params = serde_json::to_value(params).unwrap_or(Value::Null);
+            let out = callable
+                .call("the elicitation callback's result", move |py| {
+                    PyTuple::new(py, [convert::to_py(py, &params)?])
+                })
+                .await
+                .map_err(as_error)?;
+            decode_answer(out, "elicitation")
+        })
+    }
+}
+
+struct PyRoots(Callable);
+
+impl RootsHandler for PyRoots {
+    fn list_roots(
+        &self,
+        _cancel: CancellationToken,
+    ) -> BoxFuture<'static, Result<ListRootsResult, ErrorObject>> {
+        let callable = self.0.clone();
+        Box::pin(async move {
+            let out = callable
+                .call("the roots callback's result", |py| Ok(PyTuple::empty(py)))
+                .await
+                .map_err(as_error)?;
+            decode_answer(out, "roots")
+        })
+    }
+}
+
+/// A callback that takes one JSON value, scheduled on the client's loop (fire and forget).
+#[derive(Clone)]
+struct LoopCallback {
+    func: Arc<Py<PyAny>>,
+    handle: LoopHandle,
+}
+
+impl LoopCallback {
+    fn fire(&self, args: Vec<Value>) {
+        crate::runtime::attach(|py| {
+            let converted: PyResult<Vec<Bound<'_, PyAny>>> = args
+                .iter()
+                .map(|a| convert::to_py(py, a).map(|o| o.into_bound(py)))
+                .collect();
+            if let Ok(converted) = converted {
+                // A closed loop means the program is ending; the notification has no reader.
+                let _ = self.handle.call_soon(py, self.func.bind(py), converted);
+            }
+        });
+    }
+}
+
+/// How the Python layer configures a connection (a dict with these keys).
+struct Config {
+    options: ClientOptions,
+    timeout: Option<Duration>,
+}
+
+fn config(py: Python<'_>, cfg: &Bound<'_, PyAny>, handle: &LoopHandle) -> PyResult<Config> {
+    let get = |key: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
+        let v = cfg.get_item(key).ok().filter(|v| !v.is_none());
+        Ok(v)
+    };
+    let name: String = get("name")?.map_or(Ok("oxmcp-python".into()), |v| v.extract())?;
+    let version: String =
+        get("version")?.map_or(Ok(env!("CARGO_PKG_VERSION").into()), |v| v.extract())?;
+    let mut options = ClientOptions::new(name, version);
+    if let Some(v) = get("protocol_version")? {
+        let v: String = v.extract()?;
+        let version: ProtocolVersion = convert::decode(Value::String(v), "protocol_version")?;
+        options = options.protocol(if version.is_stateless() {
+            ProtocolMode::Stateless(version)
+        } else {
+            ProtocolMode::Handshake(version)
+        });
+    }
+    if let Some(v) = get("log_level")? {
+        let v: String = v.extract()?;
+        let level: LoggingLevel = convert::decode(Value::String(v), "log_level")?;
+        options = options.log_level(level);
+    }
+    let slot = LoopSlot::fixed(handle.clone());
+    let callable = |key: &str| -> PyResult<Option<Callable>> {
+        let Some(func) = get(key)? else {
+            return Ok(None);
+        };
+        let is_async = is_coroutine_function(py, &func)?;
+        Ok(Some(Callable::new(func.unbind(), is_async, slot.clone())))
+    };
+    if let Some(c) = callable("sampling")? {
+        options = options.sampling(PySampling(c));
+    }
+    if let Some(c) = callable("elicitation")? {
+        options = options.elicitation(PyElicitation(c));
+    }
+    if let Some(c) = callable("roots")? {
+        options = options.roots(PyRoots(c));
+    }
+    if let Some(func) = get("on_notification")? {
+        let cb = LoopCallback {
+            func: Arc::new(func.unbind()),
+            handle: handle.clone(),
+        };
+        options = options.on_notification(move |method: &str, params: Option<Value>| {
+            cb.fire(vec![
+                Value::String(method.to_owned()),
+                params.unwrap_or(Value::Null),
+            ]);
+        });
+    }
+    let timeout = get("timeout")?
+        .map(|v| v.extract::<f64>())
+        .transpose()?
+        .map(seconds)
+        .transpose()?;
+    if let Some(t) = timeout {
+        options.session.request_timeout = t;
+    }
+    Ok(Config { options, timeout })
+}
+
+fn seconds(s: f64) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(s).map_err(|_| {
+        to_pyerr(oxmcp::Error::InvalidArgument(format!(
+            "a timeout must be a non-negative number of seconds, got {s}"
+        )))
+    })
+}
+
+fn is_coroutine_function(py: Python<'_>, func: &Bound<'_, PyAny>) -> PyResult<bool> {
+    py.import("inspect")?
+        .call_method1("iscoroutinefunction", (func,))?
+        .is_truthy()
+}
+
+/// A connected client (`oxmcp.Client` wraps it).
+#[pyclass(module = "oxmcp._native", name = "NativeClient", frozen)]
+pub struct NativeClient {
+    client: Client,
+    handle: LoopHandle,
+    default_timeout: Option<Duration>,
+}
+
+impl NativeClient {
+    fn options(
+        &self,
+        py: Python<'_>,
+        timeout: Option<f64>,
+        on_progress: Option<Py<PyAny>>,
+    ) -> PyResult<RequestOptions> {
+        let mut options = RequestOptions {
+            timeout: match timeout {
+                Some(t) => Some(seconds(t)?),
+                None => self.default_timeout,
+            },
+            ..Default::default()
+        };
+        if let Some(func) = on_progress {
+            let cb = LoopCallback {
+                func: Arc::new(func),
+                handle: self.handle.clone(),
+            };
+            options.on_progress = Some(Box::new(move |p: ProgressNotificationParams| {
+                cb.fire(vec![
+                    serde_json::json!(p.progress),
+                    serde_json::json!(p.total),
+                    serde_json::json!(p.message),
+                ]);
+            }));
+        }
+        let _ = py;
+        Ok(options)
+    }
+}
+
+#[pymethods]
+impl NativeClient {
+    /// Starts `command` (never through a shell) and connects over its stdio.
+    #[staticmethod]
+    #[pyo3(signature = (command, args, env, cwd, config, inherit_env=false))]
+    fn connect_stdio<'py>(
+        py: Python<'py>,
+        command: String,
+        args: Vec<String>,
+        env: Option<Vec<(String, String)>>,
+        cwd: Option<String>,
+        config: &Bound<'py, PyAny>,
+        inherit_env: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let handle = LoopHandle::current(py)?;
+        let Config { options, timeout } = self::config(py, config, &handle)?;
+        let mut cmd = ChildCommand::new(command).args(args);
+        if inherit_env {
+            cmd = cmd.env_policy(EnvPolicy::Inherit);
+        }
+        for (k, v) in env.unwrap_or_default() {
+            cmd = cmd.env(k, v);
+        }
+        if let Some(cwd) = cwd {
+            cmd = cmd.current_dir(cwd);
+        }
+        spawn_awaitable(py, async move {
+            let client = Client::connect_child(cmd, options)
+                .await
+                .map_err(ErrorMapper::from)?;
+            Ok(Native(NativeClient {
+                client,
+                handle,
+                default_timeout: timeout,
+            }))
+        })
+    }
+
+    /// Connects to a Streamable HTTP server (or a legacy HTTP+SSE one).
+    #[staticmethod]
+    #[pyo3(signature = (url, headers, config))]
+    fn connect_http<'py>(
+        py: Python<'py>,
+        url: String,
+        headers: Option<Vec<(String, String)>>,
+        config: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let handle = LoopHandle::current(py)?;
+        let Config { options, timeout } = self::config(py, config, &handle)?;
+        let mut http = HttpClientOptions::default();
+        for (k, v) in headers.unwrap_or_default() {
+            let name = http::HeaderName::from_bytes(k.as_bytes()).map_err(|_| {
+                to_pyerr(oxmcp::Error::InvalidArgument(format!(
+                    "invalid header name `{k}`"
+                )))
+            })?;
+            let value = http::HeaderValue::from_str(&v).map_err(|_| {
+                to_pyerr(oxmcp::Error::InvalidArgument(format!(
+                    "invalid value for header `{k}`"
+                )))
+            })?;
+            http.headers.insert(name, value);
+        }
+        spawn_awaitable(py, async move {
+            let client = Client::connect_http(&url, options, http)
+                .await
+                .map_err(ErrorMapper::from)?;
+            Ok(Native(NativeClient {
+                client,
+                handle,
+                default_timeout: timeout,
+            }))
+        })
+    }
+
+    /// What the server said about itself: `protocolVersion`, `serverInfo`, `capabilities`,
+    /// `instructions`.
+    #[getter]
+    fn server(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let d = self.client.server();
+        let value = serde_json::json!({
+            "protocolVersion": d.protocol_version.as_str(),
+            "serverInfo": d.info,
+            "capabilities": d.capabilities,
+            "instructions": d.instructions,
+        });
+        convert::to_py(py, &value)
+    }
+
+    /// Any request; resolves to its result.
+    #[pyo3(signature = (method, params=None, timeout=None, on_progress=None))]
+    fn request<'py>(
+        &self,
+        py: Python<'py>,
+        method: String,
+        params: Option<&Bound<'py, PyAny>>,
+        timeout: Option<f64>,
+        on_progress: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let params = params
+            .map(|p| convert::from_py(p, "the request's params"))
+            .transpose()?;
+        let options = self.options(py, timeout, on_progress)?;
+        let client = self.client.clone();
+        spawn_awaitable(py, async move {
+            client
+                .request(&method, params, options)
+                .await
+                .map_err(ErrorMapper::from)
+        })
+    }
+
+    /// `tools/call` (a progress token is always attached, so progress keeps it alive).
+    #[pyo3(signature = (name, arguments=None, timeout=None, on_progress=None))]
+    fn call_tool<'py>(
+        &self,
+        py: Python<'py>,
+        name: String,
+        arguments: Option<&Bound<'py, PyAny>>,
+        timeout: Option<f64>,
+        on_progress: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let arguments = arguments
+            .map(|a| convert::from_py(a, "the tool's arguments"))
+            .transpose()?
+            .unwrap_or(Value::Null);
+        let options = self.options(py, timeout, on_progress)?;
+        let client = self.client.clone();
+        spawn_awaitable(py, async move {
+            client
+                .call_tool_with(&name, arguments, options)
+                .await
+                .map(Json)
+                .map_err(ErrorMapper::from)
+        })
+    }
+
+    /// One page of `tools/list`.
+    #[pyo3(signature = (cursor=None))]
+    fn list_tools<'py>(
+        &self,
+        py: Python<'py>,
+        cursor: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let client = self.client.clone();
+        spawn_awaitable(py, async move {
+            client
+                .list_tools(cursor.as_deref())
+                .await
+                .map(Json)
+                .map_err(ErrorMapper::from)
+        })
+    }
+
+    /// `ping` (handshake era; refused locally in the stateless one).
+    fn ping<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let client = self.client.clone();
+        spawn_awaitable(
+            py,
+            async move { client.ping().await.map_err(ErrorMapper::from) },
+        )
+    }
+
+    /// `logging/setLevel`.
+    fn set_logging_level<'py>(&self, py: Python<'py>, level: &str) -> PyResult<Bound<'py, PyAny>> {
+        let level: LoggingLevel = convert::decode(Value::String(level.to_owned()), "log level")?;
+        let client = self.client.clone();
+        spawn_awaitable(py, async move {
+            client
+                .set_logging_level(level)
+                .await
+                .map_err(ErrorMapper::from)
+        })
+    }
+
+    /// `notifications/roots/list_changed` (nothing in the stateless era).
+    fn send_roots_list_changed<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let client = self.client.clone();
+        spawn_awaitable(py, async move {
+            client
+                .notify_roots_changed()
+                .await
+                .map_err(ErrorMapper::from)
+        })
+    }
+
+    /// Whether the connection has closed.
+    #[getter]
+    fn is_closed(&self) -> bool {
+        self.client.session().is_closed()
+    }
+
+    /// Closes the connection (a child server goes through the shutdown ladder).
+    fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let client = self.client.clone();
+        spawn_awaitable(py, async move {
+            client.close().await;
+            Ok::<_, ErrorMapper>(())
+        })
+    }
+}

@@ -1,0 +1,190 @@
+//! The native request context handed to Python handlers: a thin handle on
+//! `oxmcp::server::Context`. Everything era-dependent (MRTR rounds in 2026-07-28, requests to
+//! the client before it) happens in the core; this file converts arguments and results.
+
+use oxmcp::{
+    protocol::{CreateMessageRequestParams, ElicitRequestParams, LoggingLevel},
+    server::Context,
+};
+use pyo3::prelude::*;
+use serde_json::Value;
+
+use crate::{
+    convert::{self, Json},
+    errors::ErrorMapper,
+    runtime::spawn_awaitable,
+};
+
+/// One request's context (`oxmcp.Context` wraps it).
+#[pyclass(module = "oxmcp._native", name = "NativeContext", frozen)]
+pub struct NativeContext {
+    pub(crate) ctx: Context,
+}
+
+#[pymethods]
+impl NativeContext {
+    /// The JSON-RPC id of the request (an int or a str, as the client sent it).
+    #[getter]
+    fn request_id(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let id = serde_json::to_value(self.ctx.id()).unwrap_or(Value::Null);
+        convert::to_py(py, &id)
+    }
+
+    /// The method being served (`tools/call`, `resources/read`, …).
+    #[getter]
+    fn method(&self) -> String {
+        self.ctx.method().to_owned()
+    }
+
+    /// The revision the request is served in, when known.
+    #[getter]
+    fn protocol_version(&self) -> Option<String> {
+        self.ctx.protocol_version().map(|v| v.as_str().to_owned())
+    }
+
+    /// Whether the request is a stateless (2026-07-28) one.
+    #[getter]
+    fn is_stateless(&self) -> bool {
+        self.ctx.is_stateless()
+    }
+
+    /// The client's `clientInfo` (from the handshake, or the stateless request's `_meta`).
+    #[getter]
+    fn client_info(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let from_handshake = self
+            .ctx
+            .session()
+            .state()
+            .peer_info
+            .and_then(|i| serde_json::to_value(i).ok());
+        let from_meta = || {
+            self.ctx
+                .meta()
+                .and_then(|m| m.get("io.modelcontextprotocol/clientInfo").cloned())
+        };
+        let info = from_handshake.or_else(from_meta).unwrap_or(Value::Null);
+        convert::to_py(py, &info)
+    }
+
+    /// The client's capabilities for this request.
+    #[getter]
+    fn client_capabilities(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        convert::to_py(py, &self.ctx.client_capabilities().unwrap_or(Value::Null))
+    }
+
+    /// The request's `_meta`, if any.
+    #[getter]
+    fn meta(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let meta = self
+            .ctx
+            .meta()
+            .map(|m| Value::Object(m.clone()))
+            .unwrap_or(Value::Null);
+        convert::to_py(py, &meta)
+    }
+
+    /// Whether the client cancelled this request.
+    #[getter]
+    fn is_cancelled(&self) -> bool {
+        self.ctx.is_cancelled()
+    }
+
+    /// Sends `notifications/progress` (nothing if the client asked for none).
+    #[pyo3(signature = (progress, total=None, message=None))]
+    fn report_progress<'py>(
+        &self,
+        py: Python<'py>,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let ctx = self.ctx.clone();
+        spawn_awaitable(py, async move {
+            ctx.report_progress(progress, total, message.as_deref())
+                .await
+                .map_err(ErrorMapper::from)
+        })
+    }
+
+    /// Sends a log message at `level` (if the client asked for that level).
+    #[pyo3(signature = (level, data, logger=None))]
+    fn log<'py>(
+        &self,
+        py: Python<'py>,
+        level: &str,
+        data: &Bound<'py, PyAny>,
+        logger: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let level: LoggingLevel = convert::decode(Value::String(level.to_owned()), "log level")?;
+        let data = convert::from_py(data, "log data")?;
+        let ctx = self.ctx.clone();
+        spawn_awaitable(py, async move {
+            ctx.log(level, logger.as_deref(), data)
+                .await
+                .map_err(ErrorMapper::from)
+        })
+    }
+
+    /// `sampling/createMessage` through the client (or an MRTR round).
+    fn sample<'py>(
+        &self,
+        py: Python<'py>,
+        params: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let params: CreateMessageRequestParams = convert::decode(
+            convert::from_py(params, "sampling params")?,
+            "sampling params",
+        )?;
+        let ctx = self.ctx.clone();
+        spawn_awaitable(py, async move {
+            ctx.sample(params)
+                .await
+                .map(Json)
+                .map_err(ErrorMapper::from)
+        })
+    }
+
+    /// `elicitation/create` through the client (or an MRTR round).
+    fn elicit<'py>(
+        &self,
+        py: Python<'py>,
+        params: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let params: ElicitRequestParams = convert::decode(
+            convert::from_py(params, "elicitation params")?,
+            "elicitation params",
+        )?;
+        let ctx = self.ctx.clone();
+        spawn_awaitable(py, async move {
+            ctx.elicit(params)
+                .await
+                .map(Json)
+                .map_err(ErrorMapper::from)
+        })
+    }
+
+    /// `roots/list` through the client (or an MRTR round).
+    fn list_roots<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let ctx = self.ctx.clone();
+        spawn_awaitable(py, async move {
+            ctx.list_roots().await.map(Json).map_err(ErrorMapper::from)
+        })
+    }
+
+    /// Sends any notification related to this request.
+    #[pyo3(signature = (method, params=None))]
+    fn notify<'py>(
+        &self,
+        py: Python<'py>,
+        method: String,
+        params: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let params = params
+            .map(|p| convert::from_py(p, "notification params"))
+            .transpose()?;
+        let ctx = self.ctx.clone();
+        spawn_awaitable(py, async move {
+            ctx.notify(&method, params).await.map_err(ErrorMapper::from)
+        })
+    }
+}

@@ -1,0 +1,83 @@
+//! Values crossing the boundary: JSON on the Rust side, plain Python objects (dict, list, str,
+//! int, float, bool, None) on the other, converted once each way with `pythonize`.
+
+use pyo3::{exceptions::PyTypeError, prelude::*};
+use serde_json::Value;
+
+/// JSON to a Python object.
+pub fn to_py(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
+    pythonize::pythonize(py, value)
+        .map(Bound::unbind)
+        .map_err(|e| PyTypeError::new_err(format!("cannot convert to Python: {e}")))
+}
+
+/// A Python object to JSON; `what` names the value in the error (a handler's return value, a
+/// tool's arguments).
+pub fn from_py(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Value> {
+    pythonize::depythonize::<Value>(obj).map_err(|e| {
+        let type_name = obj
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_else(|_| "?".into());
+        PyTypeError::new_err(format!(
+            "{what} is not JSON-serialisable ({type_name}): {e}"
+        ))
+    })
+}
+
+/// A result that becomes a Python object once the GIL is held again.
+pub trait ToPython: Send + 'static {
+    /// Converts, attached.
+    fn to_python(self, py: Python<'_>) -> PyResult<Py<PyAny>>;
+}
+
+impl ToPython for Value {
+    fn to_python(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, &self)
+    }
+}
+
+impl ToPython for () {
+    fn to_python(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(py.None())
+    }
+}
+
+impl ToPython for bool {
+    fn to_python(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(pyo3::types::PyBool::new(py, self)
+            .to_owned()
+            .into_any()
+            .unbind())
+    }
+}
+
+/// Any serde value (a typed result from the core) goes through JSON.
+pub struct Json<T>(pub T);
+
+impl<T: serde::Serialize + Send + 'static> ToPython for Json<T> {
+    fn to_python(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        pythonize::pythonize(py, &self.0)
+            .map(Bound::unbind)
+            .map_err(|e| PyTypeError::new_err(format!("cannot convert to Python: {e}")))
+    }
+}
+
+/// A native object built on the runtime (a connected client, a running HTTP server).
+pub struct Native<T>(pub T);
+
+impl<T> ToPython for Native<T>
+where
+    T: pyo3::PyClass + Into<pyo3::PyClassInitializer<T>> + Send + 'static,
+{
+    fn to_python(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(Py::new(py, self.0)?.into_any())
+    }
+}
+
+/// Decodes JSON into a core type, with the field that was wrong in the message.
+pub fn decode<T: serde::de::DeserializeOwned>(value: Value, what: &str) -> PyResult<T> {
+    serde_json::from_value(value)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("invalid {what}: {e}")))
+}

@@ -1,0 +1,29 @@
+//! `oxmcp._native`: the native half of the Python package `oxmcp`.
+//!
+//! Files mirror the core: [`server`] and [`context`] wrap `oxmcp::server`, [`client`] wraps
+//! `oxmcp::client`, [`errors`] is the one error mapper, [`runtime`] owns the tokio runtime and
+//! the asyncio bridges, [`callable`] adapts Python callables to the core's handler traits and
+//! [`convert`] moves values across. No protocol logic lives here.
+
+use pyo3::prelude::*;
+
+mod callable;
+mod client;
+mod context;
+mod convert;
+mod errors;
+mod runtime;
+mod server;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<server::NativeServer>()?;
+    m.add_class::<server::NativeHttpServer>()?;
+    m.add_class::<context::NativeContext>()?;
+    m.add_class::<client::NativeClient>()?;
+    m.add_function(wrap_pyfunction!(errors::error_kinds, m)?)?;
+    m.add_function(wrap_pyfunction!(errors::_raise_kind, m)?)?;
+    runtime::register(m)?;
+    Ok(())
+}

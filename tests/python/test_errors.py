@@ -1,0 +1,130 @@
+"""The exception hierarchy: one class under oxmcp.McpError per core error kind, each reached
+for real where a test can provoke it, and each checked through the one native mapper."""
+
+from __future__ import annotations
+
+import pickle
+import sys
+from pathlib import Path
+
+import oxmcp
+import pytest
+from conftest import EVERYTHING, PY
+from oxmcp import _native
+
+CLASSES = {
+    "rpc": oxmcp.RpcError,
+    "timeout": oxmcp.RequestTimeoutError,
+    "cancelled": oxmcp.RequestCancelledError,
+    "connection_closed": oxmcp.ConnectionClosedError,
+    "spawn": oxmcp.SpawnError,
+    "io": oxmcp.TransportError,
+    "protocol": oxmcp.ProtocolError,
+    "unsupported_protocol_version": oxmcp.UnsupportedProtocolVersionError,
+    "invalid_schema": oxmcp.InvalidSchemaError,
+    "invalid_argument": oxmcp.InvalidArgumentError,
+}
+
+
+def test_every_core_kind_has_its_class() -> None:
+    kinds = dict(_native.error_kinds())
+    assert set(kinds) == set(CLASSES)
+    for kind, name in kinds.items():
+        assert CLASSES[kind].__name__ == name
+        assert issubclass(CLASSES[kind], oxmcp.McpError)
+
+
+@pytest.mark.parametrize("kind", sorted(CLASSES))
+def test_the_mapper_builds_each_class_with_its_attributes(kind: str) -> None:
+    with pytest.raises(oxmcp.McpError) as info:
+        _native._raise_kind(kind)
+    err = info.value
+    assert type(err) is CLASSES[kind]
+    assert err.kind == kind
+    clone = pickle.loads(pickle.dumps(err))
+    assert type(clone) is type(err) and str(clone) == str(err)
+    if kind == "rpc":
+        assert err.code == -32602
+    if kind == "timeout":
+        assert err.method == "tools/call" and err.after == 1.5  # type: ignore[attr-defined]
+    if kind == "connection_closed":
+        assert err.stderr == "last words"  # type: ignore[attr-defined]
+    if kind == "spawn":
+        assert err.command == "nowhere"  # type: ignore[attr-defined]
+    if kind == "unsupported_protocol_version":
+        assert err.requested == "1999-01-01"  # type: ignore[attr-defined]
+        assert err.supported == ["2025-11-25"]  # type: ignore[attr-defined]
+    with pytest.raises(ValueError):
+        _native._raise_kind("no-such-kind")
+
+
+async def test_spawn_failure_names_the_command() -> None:
+    with pytest.raises(oxmcp.SpawnError) as info:
+        async with oxmcp.Client.stdio("/nonexistent/mcp-server", ["--x"]):
+            pass
+    assert "/nonexistent/mcp-server" in str(info.value)
+    assert info.value.command.startswith("/nonexistent/mcp-server")  # type: ignore[attr-defined]
+
+
+async def test_a_server_that_dies_gives_connection_closed_with_its_stderr(tmp_path: Path) -> None:
+    script = tmp_path / "dies.py"
+    script.write_text("import sys\nsys.stderr.write('fatal: no config\\n')\nsys.exit(3)\n")
+    with pytest.raises(oxmcp.ConnectionClosedError) as info:
+        async with oxmcp.Client.stdio(PY, [str(script)]):
+            pass
+    assert "fatal: no config" in (info.value.stderr or "")  # type: ignore[attr-defined]
+
+
+async def test_a_server_that_is_not_mcp_is_a_clear_error(tmp_path: Path) -> None:
+    script = tmp_path / "chatty.py"
+    script.write_text("print('hello, I am not JSON-RPC')\nimport time\ntime.sleep(30)\n")
+    with pytest.raises(oxmcp.McpError):
+        async with oxmcp.Client.stdio(PY, [str(script)], timeout=3):
+            pass
+
+
+async def test_timeout_and_rpc_and_invalid_argument(client: oxmcp.Client) -> None:
+    with pytest.raises(oxmcp.RequestTimeoutError):
+        await client.call_tool("never_returns", timeout=0.2)
+    with pytest.raises(oxmcp.RpcError) as info:
+        await client.request("no/such/method")
+    assert info.value.code == -32601
+    with pytest.raises(oxmcp.InvalidArgumentError):
+        await client.call_tool("add", {"a": 1}, timeout=-1)
+    with pytest.raises(ValueError, match="invalid log level"):
+        await client.set_logging_level("loud")
+
+
+async def test_calls_after_close_are_connection_closed() -> None:
+    c = await oxmcp.Client.stdio(PY, [str(EVERYTHING)])
+    await c.close()
+    with pytest.raises(oxmcp.ConnectionClosedError):
+        await c.call_tool("add", {"a": 1, "b": 2})
+
+
+def test_bad_definitions_are_refused_at_registration() -> None:
+    server = oxmcp.Server("bad")
+    with pytest.raises(oxmcp.InvalidSchemaError):
+        server.add_tool(lambda: "x", name="bad", input_schema={"type": 12})
+    with pytest.raises(oxmcp.InvalidArgumentError):
+        server.add_tool(lambda: "x", name="has space")
+    with pytest.raises(oxmcp.McpError):
+
+        @server.resource("test://{unclosed")
+        def broken() -> str:
+            return ""
+
+    with pytest.raises(ValueError):
+        server.completion(argument="x")
+    with pytest.raises(oxmcp.InvalidArgumentError):
+
+        @server.completion(prompt="missing", argument="x")
+        def nothing(value: str, context: dict[str, str]) -> list[str]:
+            return []
+
+
+def test_serving_outside_an_event_loop_is_a_clear_error() -> None:
+    server = oxmcp.Server("no-loop")
+    with pytest.raises(RuntimeError, match="running asyncio event loop"):
+        server._native.serve_stdio()
+    assert sys.modules["oxmcp"] is oxmcp
