@@ -38,6 +38,8 @@ pub fn class_name(kind: ErrorKind) -> &'static str {
         ErrorKind::UnsupportedProtocolVersion => "UnsupportedProtocolVersionError",
         ErrorKind::InvalidSchema => "InvalidSchemaError",
         ErrorKind::InvalidArgument => "InvalidArgumentError",
+        ErrorKind::Config => "ConfigError",
+        ErrorKind::Auth => "AuthError",
         // A kind added to the core later still maps to the base class.
         _ => "McpError",
     }
@@ -96,6 +98,16 @@ fn core_to_py(py: Python<'_>, e: &Error) -> Result<PyErr, PyErr> {
             kwargs.set_item("requested", requested.as_str())?;
             kwargs.set_item("supported", supported.clone())?;
         }
+        Error::Config {
+            file,
+            server,
+            field,
+            ..
+        } => {
+            kwargs.set_item("file", file.as_deref())?;
+            kwargs.set_item("server", server.as_deref())?;
+            kwargs.set_item("field", field.as_deref())?;
+        }
         _ => {}
     }
     let exc = class.call((e.to_string(),), Some(&kwargs))?;
@@ -116,6 +128,8 @@ pub fn error_kinds() -> Vec<(&'static str, &'static str)> {
         ErrorKind::UnsupportedProtocolVersion,
         ErrorKind::InvalidSchema,
         ErrorKind::InvalidArgument,
+        ErrorKind::Config,
+        ErrorKind::Auth,
     ]
     .into_iter()
     .map(|k| (k.as_str(), class_name(k)))
@@ -150,6 +164,13 @@ pub fn _raise_kind(kind: &str) -> PyResult<()> {
         },
         "invalid_schema" => Error::InvalidSchema("synthetic".into()),
         "invalid_argument" => Error::InvalidArgument("synthetic".into()),
+        "config" => Error::Config {
+            file: Some("mcp.json".into()),
+            server: Some("weather".into()),
+            field: Some("command".into()),
+            message: "synthetic".into(),
+        },
+        "auth" => Error::Auth("synthetic".into()),
         other => {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
                 "unknown error kind `{other}`"

@@ -23,6 +23,8 @@ CLASSES = {
     "unsupported_protocol_version": oxmcp.UnsupportedProtocolVersionError,
     "invalid_schema": oxmcp.InvalidSchemaError,
     "invalid_argument": oxmcp.InvalidArgumentError,
+    "config": oxmcp.ConfigError,
+    "auth": oxmcp.AuthError,
 }
 
 
@@ -54,6 +56,9 @@ def test_the_mapper_builds_each_class_with_its_attributes(kind: str) -> None:
     if kind == "unsupported_protocol_version":
         assert err.requested == "1999-01-01"  # type: ignore[attr-defined]
         assert err.supported == ["2025-11-25"]  # type: ignore[attr-defined]
+    if kind == "config":
+        assert isinstance(err, oxmcp.ConfigError)
+        assert (err.file, err.server, err.field) == ("mcp.json", "weather", "command")
     with pytest.raises(ValueError):
         _native._raise_kind("no-such-kind")
 

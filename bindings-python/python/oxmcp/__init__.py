@@ -31,6 +31,8 @@ _EXPORTS = {
     "UnsupportedProtocolVersionError": "errors",
     "InvalidSchemaError": "errors",
     "InvalidArgumentError": "errors",
+    "ConfigError": "errors",
+    "AuthError": "errors",
     "ToolError": "errors",
 }
 
@@ -53,6 +55,8 @@ __all__ = [
     "UnsupportedProtocolVersionError",
     "InvalidSchemaError",
     "InvalidArgumentError",
+    "ConfigError",
+    "AuthError",
     "ToolError",
     "types",
 ]
@@ -63,6 +67,8 @@ if TYPE_CHECKING:
     from .content import Audio, EmbeddedResource, Image
     from .context import Context
     from .errors import (
+        AuthError,
+        ConfigError,
         ConnectionClosedError,
         InvalidArgumentError,
         InvalidSchemaError,

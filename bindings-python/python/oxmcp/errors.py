@@ -22,6 +22,8 @@ __all__ = [
     "UnsupportedProtocolVersionError",
     "InvalidSchemaError",
     "InvalidArgumentError",
+    "ConfigError",
+    "AuthError",
     "ToolError",
 ]
 
@@ -125,6 +127,22 @@ class InvalidArgumentError(McpError, ValueError):
     """The API was used in a way it does not allow."""
 
     kind = "invalid_argument"
+
+
+class ConfigError(McpError, ValueError):
+    """An ``mcpServers`` config is unusable; the message names the file, server and field."""
+
+    kind = "config"
+    file: str | None
+    server: str | None
+    field: str | None
+
+
+class AuthError(McpError):
+    """Authorization failed: discovery, registration, consent, a token request, or a server
+    that refused every token offered."""
+
+    kind = "auth"
 
 
 class ToolError(Exception):
