@@ -1,0 +1,94 @@
+'use strict';
+// `ctx`, the second argument of every server handler: the request's id, an AbortSignal fired
+// when the client cancels, and the powers the core gives a handler (progress, logging, and
+// questions to the client that work in both protocol eras).
+
+const { fromNative } = require('./errors.cjs');
+
+async function call(p) {
+  try {
+    return await p;
+  } catch (e) {
+    throw fromNative(e);
+  }
+}
+
+class Context {
+  /** @param {any} native the addon's RequestContext */
+  constructor(native) {
+    this._native = native;
+    this._signal = undefined;
+  }
+
+  /** The JSON-RPC id of the request (a number or a string, as the client sent it). */
+  get requestId() {
+    return JSON.parse(this._native.requestId);
+  }
+
+  /** The request's `_meta`, if any. */
+  get meta() {
+    return JSON.parse(this._native.meta) ?? undefined;
+  }
+
+  /** The protocol revision of this request. */
+  get protocolVersion() {
+    return this._native.protocolVersion ?? undefined;
+  }
+
+  /** Aborted when the client cancels the request (created on first use). */
+  get signal() {
+    if (this._signal === undefined) {
+      const controller = new AbortController();
+      this._signal = controller.signal;
+      this._native.cancellation.wait().then(
+        (cancelled) => {
+          if (cancelled) controller.abort(new DOMException('The client cancelled the request', 'AbortError'));
+        },
+        () => {},
+      );
+    }
+    return this._signal;
+  }
+
+  /** Sends `notifications/progress` (if the client asked for progress). */
+  reportProgress(progress, total, message) {
+    return call(this._native.reportProgress(progress, total ?? undefined, message ?? undefined));
+  }
+
+  /** Sends a log message (if the client asked for this level). */
+  log(level, data, logger) {
+    return call(this._native.log(level, JSON.stringify(data ?? null), logger ?? undefined));
+  }
+
+  /** Whether the client declared a capability (`sampling`, `elicitation`, `roots`, ...). */
+  clientSupports(capability) {
+    return this._native.clientSupports(capability);
+  }
+
+  /** Ends this request's HTTP response stream early (the client resumes it); no-op elsewhere. */
+  closeStream() {
+    return call(this._native.closeStream());
+  }
+
+  // The questions below work in both eras. In 2026-07-28 (stateless) the first call of a round
+  // ends the round; the client retries with the answer and the handler runs again from the
+  // top, so work done before asking must be safe to repeat. `options.key` names the question
+  // in the round's `inputRequests`.
+
+  /** Asks the client's model (`sampling/createMessage`). */
+  async sample(params, options) {
+    return JSON.parse(await call(this._native.sample(JSON.stringify(params), options?.key)));
+  }
+
+  /** Asks the user through the client (`elicitation/create`: `{message, requestedSchema}` or `{mode: 'url', ...}`). */
+  async elicit(params, options) {
+    return JSON.parse(await call(this._native.elicit(JSON.stringify(params), options?.key)));
+  }
+
+  /** Asks for the client's roots (`roots/list`). */
+  async listRoots(options) {
+    return JSON.parse(await call(this._native.listRoots(options?.key)));
+  }
+}
+
+module.exports = { Context };
