@@ -234,6 +234,17 @@ module.exports = function define(ox, label) {
     }
   });
 
+  test(`${label}: a server dying mid-call rejects the call with ConnectionClosedError`, async () => {
+    const c = await connect();
+    await assert.rejects(c.callTool('die', {}), (e) => {
+      assert.ok(e instanceof ox.ConnectionClosedError, `${e.name}: ${e.message}`);
+      assert.match(e.message, /dying mid-call on purpose/, 'the message carries the stderr tail');
+      return true;
+    });
+    await c.closed;
+    await c.close();
+  });
+
   test(`${label}: bad input gets typed errors`, async () => {
     await assert.rejects(Client.stdio('/nonexistent/oxmcp-server', []), (e) => e instanceof SpawnError && e instanceof McpError);
     await assert.rejects(Client.http('http://127.0.0.1:1/mcp'), (e) => e instanceof McpError);
