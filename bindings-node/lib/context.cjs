@@ -18,6 +18,7 @@ class Context {
   constructor(native) {
     this._native = native;
     this._signal = undefined;
+    this._batch = undefined;
   }
 
   /** The JSON-RPC id of the request (a number or a string, as the client sent it). */
@@ -76,18 +77,55 @@ class Context {
   // in the round's `inputRequests`.
 
   /** Asks the client's model (`sampling/createMessage`). */
-  async sample(params, options) {
-    return JSON.parse(await call(this._native.sample(JSON.stringify(params), options?.key)));
+  sample(params, options) {
+    return this._ask('sample', params, options?.key);
   }
 
   /** Asks the user through the client (`elicitation/create`: `{message, requestedSchema}` or `{mode: 'url', ...}`). */
-  async elicit(params, options) {
-    return JSON.parse(await call(this._native.elicit(JSON.stringify(params), options?.key)));
+  elicit(params, options) {
+    return this._ask('elicit', params, options?.key);
   }
 
   /** Asks for the client's roots (`roots/list`). */
-  async listRoots(options) {
-    return JSON.parse(await call(this._native.listRoots(options?.key)));
+  listRoots(options) {
+    return this._ask('roots', {}, options?.key);
+  }
+
+  // Questions asked in the same tick (`Promise.all([ctx.elicit(..), ctx.sample(..)])`) go to
+  // the addon in one call, so a stateless round registers them together before it ends.
+  _ask(kind, params, key) {
+    return new Promise((resolve, reject) => {
+      if (this._batch === undefined) {
+        this._batch = [];
+        queueMicrotask(() => this._flush());
+      }
+      this._batch.push({ question: { kind, params: params ?? {}, key: key ?? undefined }, resolve, reject });
+    });
+  }
+
+  _flush() {
+    const batch = this._batch;
+    this._batch = undefined;
+    let pending;
+    try {
+      pending = this._native.askAll(JSON.stringify(batch.map((b) => b.question)));
+    } catch (e) {
+      const err = fromNative(e);
+      for (const b of batch) b.reject(err);
+      return;
+    }
+    pending.then(
+      (json) => {
+        JSON.parse(json).forEach((answer, i) => {
+          if ('ok' in answer) batch[i].resolve(answer.ok);
+          else batch[i].reject(fromNative(new Error(answer.error)));
+        });
+      },
+      (e) => {
+        const err = fromNative(e);
+        for (const b of batch) b.reject(err);
+      },
+    );
   }
 }
 

@@ -106,6 +106,34 @@ impl RequestContext {
             .await
     }
 
+    /// Asks several questions in one go: `questions` is a JSON list of `{kind: "sample" |
+    /// "elicit" | "roots", params, key?}`; the result a JSON list of `{ok: result}` or
+    /// `{error: encoded error}`, in order. The JavaScript layer sends every question a handler
+    /// asks in one tick (`Promise.all([ctx.elicit(..), ctx.sample(..)])`) through here, so a
+    /// stateless round registers them all in one poll, before the core ends the round.
+    #[napi]
+    pub async fn ask_all(&self, questions: String) -> napi::Result<String> {
+        let questions: Vec<Question> = json::parse("questions", &questions)?;
+        let ctx = self.ctx.clone();
+        self.cancel
+            .bounded(async move {
+                let asked = questions.into_iter().map(|q| {
+                    let ctx = ctx.clone();
+                    async move { q.ask(&ctx).await }
+                });
+                let answers: Vec<Value> = futures::future::join_all(asked)
+                    .await
+                    .into_iter()
+                    .map(|r| match r {
+                        Ok(v) => serde_json::json!({ "ok": v }),
+                        Err(e) => serde_json::json!({ "error": e.reason }),
+                    })
+                    .collect();
+                json::text(&answers)
+            })
+            .await
+    }
+
     /// `sampling/createMessage` (params and result as JSON text); `key` names the question in
     /// a stateless round's `inputRequests`.
     #[napi]
@@ -152,5 +180,53 @@ impl RequestContext {
                 json::text(&r.map_err(to_js)?)
             })
             .await
+    }
+}
+
+/// One question of [`RequestContext::ask_all`].
+#[derive(serde::Deserialize)]
+struct Question {
+    kind: String,
+    #[serde(default)]
+    params: Value,
+    key: Option<String>,
+}
+
+impl Question {
+    async fn ask(self, ctx: &oxmcp::server::Context) -> napi::Result<Value> {
+        let key = self.key.as_deref();
+        let answer = match self.kind.as_str() {
+            "sample" => {
+                let params = serde_json::from_value(self.params)
+                    .map_err(|e| crate::error::invalid(format!("sampling params: {e}")))?;
+                let r = match key {
+                    Some(k) => ctx.sample_keyed(k, params).await,
+                    None => ctx.sample(params).await,
+                };
+                serde_json::to_value(r.map_err(to_js)?)
+            }
+            "elicit" => {
+                let params = serde_json::from_value(self.params)
+                    .map_err(|e| crate::error::invalid(format!("elicitation params: {e}")))?;
+                let r = match key {
+                    Some(k) => ctx.elicit_keyed(k, params).await,
+                    None => ctx.elicit(params).await,
+                };
+                serde_json::to_value(r.map_err(to_js)?)
+            }
+            "roots" => {
+                let r = match key {
+                    Some(k) => ctx.list_roots_keyed(k).await,
+                    None => ctx.list_roots().await,
+                };
+                serde_json::to_value(r.map_err(to_js)?)
+            }
+            other => {
+                return Err(crate::error::invalid(format!(
+                    "unknown question kind `{other}`"
+                )));
+            }
+        };
+        answer.map_err(|e| crate::error::invalid(format!("serialising an answer: {e}")))
     }
 }
