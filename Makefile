@@ -18,14 +18,15 @@ help:
 	@echo "make demo   build the examples and run the weather client against the weather server"
 	@echo "make test   everything: fmt, clippy, Rust tests (protocol, stdio, child processes,"
 	@echo "            interop with the official Python and TypeScript SDKs), fuzz corpus replay,"
-	@echo "            and the official conformance suite (make conformance)"
+	@echo "            the official conformance suite (make conformance), scale-out on Redis"
+	@echo "            (make scale-out-test), the Python and Node bindings (make python-test, node-test)"
 	@echo "make bench  oxmcp side by side with the official SDKs (not part of make test; ~10 min)"
 
 demo:
 	$(CARGO) build --release --examples --locked
 	./target/release/examples/weather_client
 
-test: lint rust-tests conformance scale-out-test python-test
+test: lint rust-tests conformance scale-out-test python-test node-test
 	@echo "make test: all checks passed"
 
 lint:
@@ -302,3 +303,54 @@ python-conformance: conformance-deps
 	  --only client-0.1.16,client-2026-07-28 \
 	  --expected tests/conformance/expected-failures-python.json \
 	  --out target/conformance-python
+# --- Node binding: the npm package `oxmcp` (bindings-node/) ----------------------------------
+# (section owned by the Node binding)
+# `node-test` builds the addon once, in release, with the pinned @napi-rs/cli from the root
+# lockfile, packs the package with `npm pack`, installs the tarball into a scratch folder next
+# to the peers pinned in bindings-node/test (the official TypeScript SDK, zod 4, typescript),
+# and runs the node:test suites there (so they test the tarball, not the source tree), with
+# unhandled rejections fatal everywhere; then `tsc --noEmit --strict` on a usage file.
+NODE_ROOT_STAMP := $(CURDIR)/node_modules/.npm-ci-done
+NODE_PACK := $(CURDIR)/target/node-pack
+NODE_SCRATCH := $(CURDIR)/target/node-test
+NODE_TARBALL := $(NODE_PACK)/oxmcp-0.1.0.tgz
+NODE_WEATHER_TARBALL := $(NODE_PACK)/oxmcp-weather-0.1.0.tgz
+
+.PHONY: node-deps node-build node-pack node-test
+node-deps: $(NODE_ROOT_STAMP)
+
+$(NODE_ROOT_STAMP): package.json package-lock.json bindings-node/package.json
+	command -v npm >/dev/null || { echo "node-deps: npm is not on PATH" >&2; exit 1; }
+	$(NPM) ci --no-audit --no-fund
+	touch $@
+
+node-build: node-deps
+	cd bindings-node && npx napi build --platform --release --js native.cjs --dts native.d.ts
+
+node-pack: node-build
+	rm -rf $(NODE_PACK) && mkdir -p $(NODE_PACK)
+	cd bindings-node && $(NPM) pack --pack-destination $(NODE_PACK)
+	cd examples/node/weather-server && $(NPM) pack --pack-destination $(NODE_PACK)
+
+node-test: node-pack conformance-deps
+	# The Node weather example ships a byte-identical copy of the shared data set.
+	cmp examples/weather/cities.json examples/node/weather-server/cities.json
+	$(CARGO) build --locked --example weather_server
+	rm -rf $(NODE_SCRATCH) && mkdir -p $(NODE_SCRATCH)
+	cp -r bindings-node/test/. $(NODE_SCRATCH)/
+	cp tests/interop/node/feature_server.mjs tests/interop/node/http_server.mjs \
+	  examples/node/conformance_server.mjs examples/node/conformance_client.mjs $(NODE_SCRATCH)/
+	cd $(NODE_SCRATCH) && $(NPM) ci --no-audit --no-fund && \
+	  $(NPM) install --no-save --no-audit --no-fund $(NODE_TARBALL)
+	cd $(NODE_SCRATCH) && NODE_OPTIONS=--unhandled-rejections=strict \
+	  OXMCP_TARBALL=$(NODE_TARBALL) OXMCP_WEATHER_TARBALL=$(NODE_WEATHER_TARBALL) \
+	  OXMCP_RUST_WEATHER=$(CURDIR)/target/debug/examples/weather_server \
+	  node --test --unhandled-rejections=strict --test-concurrency=2 \
+	  esm.test.mjs cjs.test.cjs lifetime.test.mjs interop.test.mjs npx.test.mjs
+	cd $(NODE_SCRATCH) && ./node_modules/.bin/tsc -p tsconfig.json
+	# The fixture resolves `oxmcp` from the scratch folder, where the tarball is installed.
+	$(CONFORMANCE_DIR)/node_modules/.bin/node $(CONFORMANCE_DIR)/run.mjs \
+	  --server "node $(NODE_SCRATCH)/conformance_server.mjs" \
+	  --client "node $(NODE_SCRATCH)/conformance_client.mjs" \
+	  --expected $(CONFORMANCE_DIR)/expected-failures-node.json --out target/conformance-node
+	@echo "node-test: all Node checks passed"

@@ -1,0 +1,28 @@
+'use strict';
+// The package `oxmcp` (CommonJS entry). `index.mjs` re-exports these same objects, so the
+// classes are identical, and `instanceof` holds, whichever way the package is loaded.
+
+const native = require('../native.cjs');
+const errors = require('./errors.cjs');
+
+errors.checkKinds(native.errorKinds());
+
+const { Server } = require('./server.cjs');
+const { Client } = require('./client.cjs');
+
+module.exports = {
+  Server,
+  Client,
+  McpError: errors.McpError,
+  RpcError: errors.RpcError,
+  TimeoutError: errors.TimeoutError,
+  CancelledError: errors.CancelledError,
+  ConnectionClosedError: errors.ConnectionClosedError,
+  SpawnError: errors.SpawnError,
+  IoError: errors.IoError,
+  ProtocolError: errors.ProtocolError,
+  UnsupportedProtocolVersionError: errors.UnsupportedProtocolVersionError,
+  InvalidSchemaError: errors.InvalidSchemaError,
+  InvalidArgumentError: errors.InvalidArgumentError,
+  ErrorCode: errors.ErrorCode,
+};

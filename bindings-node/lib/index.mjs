@@ -1,0 +1,21 @@
+// The package `oxmcp` (ES module entry): the very objects of the CommonJS entry, so an
+// `McpError` thrown through one is `instanceof McpError` in the other.
+import cjs from './index.cjs';
+
+export const {
+  Server,
+  Client,
+  McpError,
+  RpcError,
+  TimeoutError,
+  CancelledError,
+  ConnectionClosedError,
+  SpawnError,
+  IoError,
+  ProtocolError,
+  UnsupportedProtocolVersionError,
+  InvalidSchemaError,
+  InvalidArgumentError,
+  ErrorCode,
+} = cjs;
+export default cjs;

@@ -1,0 +1,232 @@
+//! The request context a JavaScript server handler receives (`ctx` in `handler(args, ctx)`).
+//!
+//! It wraps the core's `oxmcp::server::Context`, so progress, logging and the questions a
+//! handler asks its client (`sample`, `elicit`, `listRoots`) behave the same in both eras: in
+//! the stateless era a question either returns the answer the client's retry carries, or ends
+//! the round (the core drops the handler, and the pending method rejects with `cancelled`).
+
+use napi_derive::napi;
+use oxmcp::protocol::LoggingLevel;
+use serde_json::Value;
+
+use crate::{cancel::Cancellation, error::to_js, json};
+
+/// One request's context.
+#[napi]
+pub struct RequestContext {
+    pub(crate) ctx: oxmcp::server::Context,
+    pub(crate) cancel: Cancellation,
+}
+
+#[napi]
+impl RequestContext {
+    /// The JSON-RPC id of the request, as JSON text (ids keep their type: `1` is not `"1"`).
+    #[napi(getter)]
+    pub fn request_id(&self) -> String {
+        serde_json::to_string(self.ctx.id()).unwrap_or_else(|_| "null".into())
+    }
+
+    /// The request's `_meta`, as JSON text (`null` if absent).
+    #[napi(getter)]
+    pub fn meta(&self) -> String {
+        self.ctx
+            .meta()
+            .and_then(|m| serde_json::to_string(m).ok())
+            .unwrap_or_else(|| "null".into())
+    }
+
+    /// The revision of this request (`null` before negotiation).
+    #[napi(getter)]
+    pub fn protocol_version(&self) -> Option<String> {
+        self.ctx.protocol_version().map(|v| v.as_str().to_owned())
+    }
+
+    /// Whether the request came from a stateless (2026-07-28) client.
+    #[napi(getter)]
+    pub fn stateless(&self) -> bool {
+        self.ctx.is_stateless()
+    }
+
+    /// This call's cancellation (the peer's `notifications/cancelled`).
+    #[napi(getter)]
+    pub fn cancellation(&self) -> Cancellation {
+        self.cancel.clone()
+    }
+
+    /// Sends `notifications/progress` if the caller asked for progress.
+    #[napi]
+    pub async fn report_progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> napi::Result<()> {
+        let ctx = self.ctx.clone();
+        self.cancel
+            .bounded(async move {
+                ctx.report_progress(progress, total, message.as_deref())
+                    .await
+                    .map_err(to_js)
+            })
+            .await
+    }
+
+    /// Sends a log message at `level` (JSON text `data`) if the client asked for that level.
+    #[napi]
+    pub async fn log(
+        &self,
+        level: String,
+        data: String,
+        logger: Option<String>,
+    ) -> napi::Result<()> {
+        let level: LoggingLevel = json::parse("log level", &Value::String(level).to_string())?;
+        let data: Value = json::parse("log data", &data)?;
+        let ctx = self.ctx.clone();
+        self.cancel
+            .bounded(async move { ctx.log(level, logger.as_deref(), data).await.map_err(to_js) })
+            .await
+    }
+
+    /// Whether the client declared a capability (`sampling`, `elicitation`, `roots`, …).
+    #[napi]
+    pub fn client_supports(&self, capability: String) -> bool {
+        self.ctx.client_supports(&capability)
+    }
+
+    /// Ends this request's HTTP response stream early (the client resumes with
+    /// `Last-Event-ID`); a no-op on other transports.
+    #[napi]
+    pub async fn close_stream(&self) -> napi::Result<()> {
+        let ctx = self.ctx.clone();
+        self.cancel
+            .bounded(async move {
+                ctx.close_stream().await;
+                Ok(())
+            })
+            .await
+    }
+
+    /// Asks several questions in one go: `questions` is a JSON list of `{kind: "sample" |
+    /// "elicit" | "roots", params, key?}`; the result a JSON list of `{ok: result}` or
+    /// `{error: encoded error}`, in order. The JavaScript layer sends every question a handler
+    /// asks in one tick (`Promise.all([ctx.elicit(..), ctx.sample(..)])`) through here, so a
+    /// stateless round registers them all in one poll, before the core ends the round.
+    #[napi]
+    pub async fn ask_all(&self, questions: String) -> napi::Result<String> {
+        let questions: Vec<Question> = json::parse("questions", &questions)?;
+        let ctx = self.ctx.clone();
+        self.cancel
+            .bounded(async move {
+                let asked = questions.into_iter().map(|q| {
+                    let ctx = ctx.clone();
+                    async move { q.ask(&ctx).await }
+                });
+                let answers: Vec<Value> = futures::future::join_all(asked)
+                    .await
+                    .into_iter()
+                    .map(|r| match r {
+                        Ok(v) => serde_json::json!({ "ok": v }),
+                        Err(e) => serde_json::json!({ "error": e.reason }),
+                    })
+                    .collect();
+                json::text(&answers)
+            })
+            .await
+    }
+
+    /// `sampling/createMessage` (params and result as JSON text); `key` names the question in
+    /// a stateless round's `inputRequests`.
+    #[napi]
+    pub async fn sample(&self, params: String, key: Option<String>) -> napi::Result<String> {
+        let params = json::parse("sampling params", &params)?;
+        let ctx = self.ctx.clone();
+        self.cancel
+            .bounded(async move {
+                let r = match key {
+                    Some(k) => ctx.sample_keyed(&k, params).await,
+                    None => ctx.sample(params).await,
+                };
+                json::text(&r.map_err(to_js)?)
+            })
+            .await
+    }
+
+    /// `elicitation/create` (params and result as JSON text).
+    #[napi]
+    pub async fn elicit(&self, params: String, key: Option<String>) -> napi::Result<String> {
+        let params = json::parse("elicitation params", &params)?;
+        let ctx = self.ctx.clone();
+        self.cancel
+            .bounded(async move {
+                let r = match key {
+                    Some(k) => ctx.elicit_keyed(&k, params).await,
+                    None => ctx.elicit(params).await,
+                };
+                json::text(&r.map_err(to_js)?)
+            })
+            .await
+    }
+
+    /// `roots/list` (the result as JSON text).
+    #[napi]
+    pub async fn list_roots(&self, key: Option<String>) -> napi::Result<String> {
+        let ctx = self.ctx.clone();
+        self.cancel
+            .bounded(async move {
+                let r = match key {
+                    Some(k) => ctx.list_roots_keyed(&k).await,
+                    None => ctx.list_roots().await,
+                };
+                json::text(&r.map_err(to_js)?)
+            })
+            .await
+    }
+}
+
+/// One question of [`RequestContext::ask_all`].
+#[derive(serde::Deserialize)]
+struct Question {
+    kind: String,
+    #[serde(default)]
+    params: Value,
+    key: Option<String>,
+}
+
+impl Question {
+    async fn ask(self, ctx: &oxmcp::server::Context) -> napi::Result<Value> {
+        let key = self.key.as_deref();
+        let answer = match self.kind.as_str() {
+            "sample" => {
+                let params = serde_json::from_value(self.params)
+                    .map_err(|e| crate::error::invalid(format!("sampling params: {e}")))?;
+                let r = match key {
+                    Some(k) => ctx.sample_keyed(k, params).await,
+                    None => ctx.sample(params).await,
+                };
+                serde_json::to_value(r.map_err(to_js)?)
+            }
+            "elicit" => {
+                let params = serde_json::from_value(self.params)
+                    .map_err(|e| crate::error::invalid(format!("elicitation params: {e}")))?;
+                let r = match key {
+                    Some(k) => ctx.elicit_keyed(k, params).await,
+                    None => ctx.elicit(params).await,
+                };
+                serde_json::to_value(r.map_err(to_js)?)
+            }
+            "roots" => {
+                let r = match key {
+                    Some(k) => ctx.list_roots_keyed(k).await,
+                    None => ctx.list_roots().await,
+                };
+                serde_json::to_value(r.map_err(to_js)?)
+            }
+            other => {
+                return Err(crate::error::invalid(format!(
+                    "unknown question kind `{other}`"
+                )));
+            }
+        };
+        answer.map_err(|e| crate::error::invalid(format!("serialising an answer: {e}")))
+    }
+}

@@ -1,0 +1,177 @@
+//! JavaScript functions as core handlers (tools, resources, prompts, completions).
+//!
+//! Each registered function is a weak, callee-handled-false threadsafe function: weak so that
+//! registering handlers never keeps Node alive, called with `call_async_catch` so a synchronous
+//! throw comes back as an error instead of aborting the process. The JavaScript shim
+//! (`lib/handlers.js`) wraps every user handler so it always returns a Promise of a JSON
+//! envelope (`{"ok"}` / `{"threw"}` / `{"rpc"}`): sync and async handlers, throws and
+//! rejections, circular or `BigInt` results all arrive here as one of three cases.
+
+use std::{collections::BTreeMap, sync::Arc};
+
+use futures::future::BoxFuture;
+use napi::{
+    Status,
+    bindgen_prelude::{FnArgs, Promise},
+    threadsafe_function::ThreadsafeFunction,
+};
+use oxmcp::{
+    jsonrpc::{ErrorObject, codes},
+    protocol::{Completion, GetPromptResult, JsonObject, ReadResourceResult},
+    server::{
+        CompletionHandler, Context, PromptHandler, PromptResult, ResourceError, ResourceHandler,
+        ResourceResult, ToolError, ToolHandler, ToolResult,
+        coerce::{self, Shape},
+    },
+};
+use serde_json::{Value, json};
+
+use super::context::RequestContext;
+use crate::{cancel::Cancellation, json::Settled};
+
+/// `(payloadJson, ctx) => Promise<envelopeJson>`, weak and not callee-handled.
+pub(crate) type JsHandler = ThreadsafeFunction<
+    FnArgs<(String, RequestContext)>,
+    Promise<String>,
+    FnArgs<(String, RequestContext)>,
+    Status,
+    false,
+    true,
+>;
+
+/// A shared JavaScript handler.
+#[derive(Clone)]
+pub(crate) struct JsCallback(Arc<JsHandler>);
+
+impl JsCallback {
+    pub(crate) fn new(f: JsHandler) -> Self {
+        JsCallback(Arc::new(f))
+    }
+
+    /// Calls the function once and waits for it to settle. The context's cancellation ends
+    /// when this future completes or is dropped.
+    async fn invoke(&self, payload: String, ctx: Context) -> Settled {
+        let (cancel, _finished) = Cancellation::for_call(ctx.cancellation().clone());
+        let js_ctx = RequestContext { ctx, cancel };
+        match self
+            .0
+            .call_async_catch(FnArgs::from((payload, js_ctx)))
+            .await
+        {
+            Err(e) => Settled::Threw(e.reason),
+            Ok(promise) => match promise.await {
+                Ok(envelope) => Settled::from_envelope(&envelope),
+                Err(e) => Settled::Threw(e.reason),
+            },
+        }
+    }
+}
+
+/// A tool: the returned value goes through the core's coercion rule, unchanged.
+pub(crate) struct JsTool(pub(crate) JsCallback);
+
+impl ToolHandler for JsTool {
+    fn call(&self, arguments: Value, ctx: Context) -> BoxFuture<'static, ToolResult> {
+        let cb = self.0.clone();
+        Box::pin(async move {
+            match cb.invoke(arguments.to_string(), ctx).await {
+                Settled::Ok(value) => Ok(coerce::tool_result(value, Shape::Plain)),
+                Settled::Threw(message) => Err(ToolError::Failed(message)),
+                Settled::Rpc(error) => Err(ToolError::Protocol(error)),
+            }
+        })
+    }
+}
+
+/// A resource or template read: the handler returns a `ReadResourceResult`.
+pub(crate) struct JsResource(pub(crate) JsCallback);
+
+impl ResourceHandler for JsResource {
+    fn read(
+        &self,
+        uri: String,
+        variables: JsonObject,
+        ctx: Context,
+    ) -> BoxFuture<'static, ResourceResult> {
+        let cb = self.0.clone();
+        Box::pin(async move {
+            let payload = json!({ "uri": uri, "variables": variables }).to_string();
+            match cb.invoke(payload, ctx).await {
+                Settled::Ok(value) => serde_json::from_value::<ReadResourceResult>(value)
+                    .map_err(|e| {
+                        ResourceError::Failed(format!(
+                            "resource handler for `{uri}` returned no valid `{{contents: [...]}}`: {e}"
+                        ))
+                    }),
+                Settled::Threw(message) => Err(ResourceError::Failed(message)),
+                Settled::Rpc(error) => Err(ResourceError::Protocol(error)),
+            }
+        })
+    }
+}
+
+/// A prompt: the handler returns a `GetPromptResult`; a failure is a JSON-RPC error.
+pub(crate) struct JsPrompt(pub(crate) JsCallback);
+
+impl PromptHandler for JsPrompt {
+    fn get(
+        &self,
+        arguments: BTreeMap<String, String>,
+        ctx: Context,
+    ) -> BoxFuture<'static, PromptResult> {
+        let cb = self.0.clone();
+        Box::pin(async move {
+            match cb.invoke(json!(arguments).to_string(), ctx).await {
+                Settled::Ok(value) => {
+                    serde_json::from_value::<GetPromptResult>(value).map_err(|e| {
+                        ErrorObject::new(
+                            codes::INTERNAL_ERROR,
+                            format!("prompt handler returned no valid `{{messages: [...]}}`: {e}"),
+                        )
+                    })
+                }
+                Settled::Threw(message) => Err(ErrorObject::new(codes::INTERNAL_ERROR, message)),
+                Settled::Rpc(error) => Err(error),
+            }
+        })
+    }
+}
+
+/// A completion: the handler returns a list of strings or a `{values, total, hasMore}`.
+pub(crate) struct JsCompletion(pub(crate) JsCallback);
+
+impl CompletionHandler for JsCompletion {
+    fn complete(
+        &self,
+        value: String,
+        context: BTreeMap<String, String>,
+        ctx: Context,
+    ) -> BoxFuture<'static, Result<Completion, ErrorObject>> {
+        let cb = self.0.clone();
+        Box::pin(async move {
+            let payload = json!({ "value": value, "context": context }).to_string();
+            match cb.invoke(payload, ctx).await {
+                Settled::Ok(Value::Array(items)) => {
+                    let values: Option<Vec<String>> = items
+                        .into_iter()
+                        .map(|v| v.as_str().map(str::to_owned))
+                        .collect();
+                    values.map(Completion::from_values).ok_or_else(|| {
+                        ErrorObject::new(
+                            codes::INTERNAL_ERROR,
+                            "completion handler returned a list that is not all strings",
+                        )
+                    })
+                }
+                Settled::Ok(value) => serde_json::from_value::<Completion>(value).map_err(|e| {
+                    ErrorObject::new(
+                        codes::INTERNAL_ERROR,
+                        format!("completion handler returned neither string[] nor {{values}}: {e}"),
+                    )
+                }),
+                Settled::Threw(message) => Err(ErrorObject::new(codes::INTERNAL_ERROR, message)),
+                Settled::Rpc(error) => Err(error),
+            }
+        })
+    }
+}

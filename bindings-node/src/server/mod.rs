@@ -1,0 +1,254 @@
+//! The server role for JavaScript: a `NativeServer` owning an `oxmcp::server::Server`, its
+//! registries fed from JavaScript, served over stdio or Streamable HTTP.
+//!
+//! Definitions (tools, resources, prompts) arrive as JSON text and are deserialised into the
+//! core's protocol types, so a malformed definition fails at registration with the core's
+//! message. Serving promises stay pending while the server runs: that is what keeps Node alive
+//! (handlers alone never do), and `close()` settles them.
+
+mod context;
+mod handlers;
+
+use std::{net::SocketAddr, sync::Arc};
+
+use napi_derive::napi;
+use oxmcp::{
+    protocol::{Prompt, Resource, ResourceTemplate, Tool},
+    server::Server,
+    transport::{
+        http::{HttpServer, HttpServerOptions},
+        stdio::StdioTransport,
+    },
+};
+use serde::Deserialize;
+use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use handlers::{JsCallback, JsCompletion, JsHandler, JsPrompt, JsResource, JsTool};
+
+use crate::{
+    error::{invalid, to_js},
+    json,
+};
+
+/// `new Server({...})` options, as JSON.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ServerOptions {
+    name: String,
+    version: String,
+    instructions: Option<String>,
+    page_size: Option<usize>,
+}
+
+/// `runHttp({...})` options, as JSON.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct HttpOptions {
+    host: Option<String>,
+    port: Option<u16>,
+    path: Option<String>,
+    stateless: bool,
+    json_response: bool,
+    allowed_hosts: Option<Vec<String>>,
+    allowed_origins: Option<Vec<String>>,
+    sse_retry_ms: Option<u64>,
+}
+
+/// A server and what it is serving.
+#[napi]
+pub struct NativeServer {
+    inner: Server,
+    http: Arc<Mutex<Option<HttpServer>>>,
+    stop: CancellationToken,
+}
+
+#[napi]
+impl NativeServer {
+    /// `options`: JSON `{name, version, instructions?, pageSize?}`.
+    #[napi(constructor)]
+    pub fn new(options: String) -> napi::Result<Self> {
+        let options: ServerOptions = json::parse("server options", &options)?;
+        let mut builder = Server::builder(options.name, options.version)
+            .advertise_resources()
+            .advertise_prompts();
+        if let Some(instructions) = options.instructions {
+            builder = builder.instructions(instructions);
+        }
+        if let Some(size) = options.page_size {
+            builder = builder.page_size(size);
+        }
+        Ok(NativeServer {
+            inner: builder.build(),
+            http: Arc::new(Mutex::new(None)),
+            stop: CancellationToken::new(),
+        })
+    }
+
+    /// Registers (or replaces) a tool: `tool` is its JSON definition.
+    #[napi]
+    pub fn add_tool(&self, tool: String, handler: JsHandler) -> napi::Result<()> {
+        let tool: Tool = json::parse("tool definition", &tool)?;
+        self.inner
+            .add_tool(tool, JsTool(JsCallback::new(handler)))
+            .map_err(to_js)
+    }
+
+    /// Removes a tool; whether it existed.
+    #[napi]
+    pub fn remove_tool(&self, name: String) -> bool {
+        self.inner.remove_tool(&name)
+    }
+
+    /// Registers (or replaces) a resource with a fixed URI.
+    #[napi]
+    pub fn add_resource(&self, resource: String, handler: JsHandler) -> napi::Result<()> {
+        let resource: Resource = json::parse("resource definition", &resource)?;
+        if resource.uri.is_empty() {
+            return Err(invalid("a resource needs a `uri`"));
+        }
+        self.inner
+            .add_resource(resource, JsResource(JsCallback::new(handler)));
+        Ok(())
+    }
+
+    /// Removes a resource; whether it existed.
+    #[napi]
+    pub fn remove_resource(&self, uri: String) -> bool {
+        self.inner.remove_resource(&uri)
+    }
+
+    /// Registers (or replaces) a resource template (RFC 6570 `uriTemplate`).
+    #[napi]
+    pub fn add_resource_template(&self, template: String, handler: JsHandler) -> napi::Result<()> {
+        let template: ResourceTemplate = json::parse("resource template", &template)?;
+        self.inner
+            .add_resource_template(template, JsResource(JsCallback::new(handler)))
+            .map_err(to_js)
+    }
+
+    /// Completes one variable of a registered template.
+    #[napi]
+    pub fn add_template_completion(
+        &self,
+        uri_template: String,
+        variable: String,
+        handler: JsHandler,
+    ) -> napi::Result<()> {
+        self.inner
+            .add_template_completion(
+                &uri_template,
+                &variable,
+                JsCompletion(JsCallback::new(handler)),
+            )
+            .map_err(to_js)
+    }
+
+    /// Registers (or replaces) a prompt.
+    #[napi]
+    pub fn add_prompt(&self, prompt: String, handler: JsHandler) -> napi::Result<()> {
+        let prompt: Prompt = json::parse("prompt definition", &prompt)?;
+        self.inner
+            .add_prompt(prompt, JsPrompt(JsCallback::new(handler)))
+            .map_err(to_js)
+    }
+
+    /// Removes a prompt; whether it existed.
+    #[napi]
+    pub fn remove_prompt(&self, name: String) -> bool {
+        self.inner.remove_prompt(&name)
+    }
+
+    /// Completes one argument of a registered prompt.
+    #[napi]
+    pub fn add_prompt_completion(
+        &self,
+        prompt: String,
+        argument: String,
+        handler: JsHandler,
+    ) -> napi::Result<()> {
+        self.inner
+            .add_prompt_completion(&prompt, &argument, JsCompletion(JsCallback::new(handler)))
+            .map_err(to_js)
+    }
+
+    /// Tells subscribers that a resource changed.
+    #[napi]
+    pub fn notify_resource_updated(&self, uri: String) {
+        self.inner.notify_resource_updated(&uri);
+    }
+
+    /// How many sessions are open.
+    #[napi(getter)]
+    pub fn session_count(&self) -> u32 {
+        u32::try_from(self.inner.session_count()).unwrap_or(u32::MAX)
+    }
+
+    /// Serves this process's stdin/stdout until the client hangs up or `close()` is called.
+    #[napi]
+    pub async fn serve_stdio(&self) -> napi::Result<()> {
+        let session = self.inner.serve(StdioTransport::new());
+        let stop = self.stop.clone();
+        tokio::select! {
+            closed = session.closed() => match closed {
+                Some(oxmcp::Error::Io(e)) => Err(to_js(oxmcp::Error::Io(e))),
+                _ => Ok(()),
+            },
+            _ = stop.cancelled() => {
+                session.close().await;
+                Ok(())
+            }
+        }
+    }
+
+    /// Starts Streamable HTTP; resolves with the endpoint URL once listening.
+    #[napi]
+    pub async fn serve_http(&self, options: String) -> napi::Result<String> {
+        let options: HttpOptions = json::parse("runHttp options", &options)?;
+        let host = options.host.as_deref().unwrap_or("127.0.0.1");
+        let ip: std::net::IpAddr = host.parse().map_err(|_| {
+            invalid(format!(
+                "runHttp: `host` must be an IP address, not `{host}`"
+            ))
+        })?;
+        let mut http = HttpServerOptions {
+            bind: SocketAddr::new(ip, options.port.unwrap_or(0)),
+            stateless: options.stateless,
+            json_response: options.json_response,
+            allowed_hosts: options.allowed_hosts,
+            allowed_origins: options.allowed_origins,
+            ..Default::default()
+        };
+        if let Some(ms) = options.sse_retry_ms {
+            http.sse_retry = std::time::Duration::from_millis(ms);
+        }
+        if let Some(path) = options.path {
+            http.path = path;
+        }
+        let mut slot = self.http.lock().await;
+        if slot.is_some() {
+            return Err(invalid("runHttp: this server is already serving HTTP"));
+        }
+        let server = self.inner.serve_http(http).await.map_err(to_js)?;
+        let url = server.url();
+        *slot = Some(server);
+        Ok(url)
+    }
+
+    /// Resolves when `close()` is called (keeps Node alive while HTTP is served).
+    #[napi]
+    pub async fn wait_closed(&self) {
+        self.stop.cancelled().await;
+    }
+
+    /// Stops serving: HTTP shuts down, the stdio session closes, listen streams end.
+    #[napi]
+    pub async fn close(&self) {
+        self.inner.end_subscriptions();
+        let http = self.http.lock().await.take();
+        if let Some(http) = http {
+            http.shutdown().await;
+        }
+        self.stop.cancel();
+    }
+}

@@ -1,0 +1,2 @@
+// The boundary checks through the CommonJS entry.
+require('./checks.cjs')(require('oxmcp'), 'cjs');
