@@ -303,6 +303,7 @@ python-conformance: conformance-deps
 	  --only client-0.1.16,client-2026-07-28 \
 	  --expected tests/conformance/expected-failures-python.json \
 	  --out target/conformance-python
+
 # --- Node binding: the npm package `oxmcp` (bindings-node/) ----------------------------------
 # (section owned by the Node binding)
 # `node-test` builds the addon once, in release, with the pinned @napi-rs/cli from the root

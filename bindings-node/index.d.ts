@@ -98,6 +98,8 @@ export class ProtocolError extends McpError {}
 export class UnsupportedProtocolVersionError extends McpError {}
 export class InvalidSchemaError extends McpError {}
 export class InvalidArgumentError extends McpError {}
+export class ConfigError extends McpError {}
+export class AuthError extends McpError {}
 export const ErrorCode: {
   readonly ParseError: -32700;
   readonly InvalidRequest: -32600;

@@ -42,6 +42,10 @@ class UnsupportedProtocolVersionError extends McpError {}
 class InvalidSchemaError extends McpError {}
 /** The API was used in a way it does not allow. */
 class InvalidArgumentError extends McpError {}
+/** An `mcpServers` config is unusable (the message names the file, server and field). */
+class ConfigError extends McpError {}
+/** Authorization failed (discovery, registration, consent or a token request). */
+class AuthError extends McpError {}
 
 const BY_KIND = {
   rpc: RpcError,
@@ -54,6 +58,8 @@ const BY_KIND = {
   unsupported_protocol_version: UnsupportedProtocolVersionError,
   invalid_schema: InvalidSchemaError,
   invalid_argument: InvalidArgumentError,
+  config: ConfigError,
+  auth: AuthError,
 };
 
 /** JSON-RPC error codes of the protocol, for `throw new McpError(ErrorCode.InvalidParams, ...)`. */
@@ -111,6 +117,8 @@ module.exports = {
   UnsupportedProtocolVersionError,
   InvalidSchemaError,
   InvalidArgumentError,
+  ConfigError,
+  AuthError,
   ErrorCode,
   fromNative,
   abortError,

@@ -24,5 +24,7 @@ module.exports = {
   UnsupportedProtocolVersionError: errors.UnsupportedProtocolVersionError,
   InvalidSchemaError: errors.InvalidSchemaError,
   InvalidArgumentError: errors.InvalidArgumentError,
+  ConfigError: errors.ConfigError,
+  AuthError: errors.AuthError,
   ErrorCode: errors.ErrorCode,
 };

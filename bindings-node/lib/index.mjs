@@ -16,6 +16,8 @@ export const {
   UnsupportedProtocolVersionError,
   InvalidSchemaError,
   InvalidArgumentError,
+  ConfigError,
+  AuthError,
   ErrorCode,
 } = cjs;
 export default cjs;

@@ -53,6 +53,8 @@ pub fn error_kinds() -> Vec<String> {
         ErrorKind::UnsupportedProtocolVersion,
         ErrorKind::InvalidSchema,
         ErrorKind::InvalidArgument,
+        ErrorKind::Config,
+        ErrorKind::Auth,
     ]
     .iter()
     .map(|k| k.as_str().to_owned())
