@@ -15,16 +15,33 @@ TOOLS := $(CURDIR)/target/test-tools
 .PHONY: help demo test lint rust-tests conformance conformance-deps bench auth-tests python-test
 
 help:
-	@echo "make demo   build the examples and run the weather client against the weather server"
+	@echo "make demo   the seed story: an mcpServers config, the Python (uvx) and Node (npx) weather"
+	@echo "            servers, tools translated for OpenAI and Anthropic, an agent loop, tools/call"
 	@echo "make test   everything: fmt, clippy, Rust tests (protocol, stdio, child processes,"
 	@echo "            interop with the official Python and TypeScript SDKs), fuzz corpus replay,"
 	@echo "            the official conformance suite (make conformance), scale-out on Redis"
 	@echo "            (make scale-out-test), the Python and Node bindings (make python-test, node-test)"
 	@echo "make bench  oxmcp side by side with the official SDKs (not part of make test; ~10 min)"
 
-demo:
-	$(CARGO) build --release --examples --locked
-	./target/release/examples/weather_client
+# The seed story (examples/rust/seed_story.rs on examples/demo/seed-story.json): the Python
+# weather server launched with uvx from the locally built wheel and the Node weather server
+# launched with npx from the packed tarballs, exactly as published servers run; handshake,
+# tools translated to OpenAI and Anthropic shapes, a scripted model (labelled as such) asking
+# for get_weather(city="Beijing"), tools/call, the result fed back, the answer, the trace.
+DEMO_VENV := $(TOOLS)/demo-venv
+UV_VERSION := 0.13.9
+
+$(DEMO_VENV)/.uv-$(UV_VERSION):
+	$(INTEROP_BASE_PYTHON) -m venv $(DEMO_VENV)
+	$(DEMO_VENV)/bin/python -m pip install --no-input --disable-pip-version-check uv==$(UV_VERSION)
+	touch $@
+
+demo: python-wheel node-pack $(DEMO_VENV)/.uv-$(UV_VERSION)
+	$(CARGO) build --locked --example seed_story
+	OXMCP_ROOT=$(CURDIR) OXMCP_UVX=$(DEMO_VENV)/bin/uvx OXMCP_UV_CACHE=$(TOOLS)/uv-cache \
+	  OXMCP_WHEEL=$$(ls $(PY_WHEELS)/oxmcp-*.whl | tail -n 1) \
+	  OXMCP_NODE_TGZ=$(NODE_TARBALL) OXMCP_NODE_WEATHER_TGZ=$(NODE_WEATHER_TARBALL) \
+	  ./target/debug/examples/seed_story examples/demo/seed-story.json --trace
 
 test: lint rust-tests conformance scale-out-test python-test node-test
 	@echo "make test: all checks passed"
