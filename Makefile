@@ -261,8 +261,19 @@ $(BENCH_NODE_STAMP): $(BENCH_DIR)/node/package.json $(BENCH_DIR)/node/package-lo
 	cd $(BENCH_DIR)/node && $(NPM) ci --no-audit --no-fund
 	touch $@
 
-.PHONY: bench-deps
-bench-deps: $(BENCH_PY_STAMP) $(BENCH_NODE_STAMP)
+# The bindings' rows: the release wheel in its own venv, the packed tarball in benches/bindings.
+BENCH_OXMCP_VENV := $(BENCH_DIR)/python/.venv-oxmcp
+
+.PHONY: bench-deps bench-bindings
+bench-bindings: python-wheel node-pack
+	rm -rf $(BENCH_OXMCP_VENV)
+	$(INTEROP_BASE_PYTHON) -m venv $(BENCH_OXMCP_VENV)
+	$(BENCH_OXMCP_VENV)/bin/python -m pip install --no-input --disable-pip-version-check \
+	  $$(ls $(PY_WHEELS)/oxmcp-*.whl | tail -n 1)
+	cd $(BENCH_DIR)/bindings && rm -rf node_modules package.json package-lock.json && \
+	  $(NPM) init -y >/dev/null && $(NPM) install --no-audit --no-fund $(NODE_TARBALL)
+
+bench-deps: $(BENCH_PY_STAMP) $(BENCH_NODE_STAMP) bench-bindings
 	command -v taskset >/dev/null || { echo "bench: taskset (util-linux) is missing" >&2; exit 1; }
 	$(CARGO) build --release --locked --manifest-path $(BENCH_DIR)/Cargo.toml
 
