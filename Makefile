@@ -278,7 +278,7 @@ bench-deps: $(BENCH_PY_STAMP) $(BENCH_NODE_STAMP) bench-bindings
 	$(CARGO) build --release --locked --manifest-path $(BENCH_DIR)/Cargo.toml
 
 bench: bench-deps
-	python3 $(BENCH_DIR)/run.py --rounds $(BENCH_ROUNDS)
+	$(BENCH_VENV)/bin/python $(BENCH_DIR)/run.py --rounds $(BENCH_ROUNDS)
 
 # --- Python binding (bindings-python, the `oxmcp` package) -----------------------------------
 # (section owned by the Python binding)
