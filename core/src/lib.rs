@@ -17,6 +17,7 @@
 //! 2025-06-18, 2025-11-25) and the stateless 2026-07-28 era.
 
 pub mod auth;
+pub mod cli;
 pub mod client;
 pub mod error;
 #[doc(hidden)]
