@@ -43,7 +43,7 @@ demo: python-wheel node-pack $(DEMO_VENV)/.uv-$(UV_VERSION)
 	  OXMCP_NODE_TGZ=$(NODE_TARBALL) OXMCP_NODE_WEATHER_TGZ=$(NODE_WEATHER_TARBALL) \
 	  ./target/debug/examples/seed_story examples/demo/seed-story.json --trace
 
-test: lint rust-tests conformance scale-out-test python-test node-test
+test: lint rust-tests conformance scale-out-conformance python-test node-test
 	@echo "make test: all checks passed"
 
 lint:
@@ -52,7 +52,7 @@ lint:
 
 # --- Rust tests -----------------------------------------------------------------------------
 # nextest when present (it runs each test in its own process), cargo test otherwise.
-rust-tests: interop-deps host-deps
+rust-tests: interop-deps host-deps scale-out-deps
 	if command -v cargo-nextest >/dev/null 2>&1; then \
 	  OXMCP_REQUIRE_INTEROP=1 $(CARGO) nextest run --workspace --locked --no-fail-fast; \
 	else \
@@ -173,9 +173,8 @@ fuzz-replay:
 # --- Scale-out: replicas sharing sessions through Redis (issue 12) -------------------------
 # (section owned by the scale-out suites)
 # `scale-out-deps` installs Debian's redis-server when it is missing (apt-get; CI runs as
-# root, elsewhere sudo is used). `scale-out-test` lints the `redis` feature, builds the
-# fixture server and the round-robin proxy (examples/scale-out/rr_proxy.rs) with it, and runs
-# the core's unit tests with the feature and the three-replica suites: each test starts a
+# root, elsewhere sudo is used). `scale-out-test` runs the three-replica suites (the fixture
+# server and the round-robin proxy, examples/scale-out/rr_proxy.rs): each test starts a
 # private redis-server on a free loopback port (`--save "" --appendonly no`), three replicas
 # and the proxy, and kills them all at the end; scale_out_interop drives the official Python
 # and TypeScript SDK clients through the proxy. Last, the official conformance harness's
@@ -183,22 +182,26 @@ fuzz-replay:
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SCALE_OUT_SUITES := scale_out_redis scale_out_interop
 
-.PHONY: scale-out-deps scale-out-test
+.PHONY: scale-out-deps scale-out-test scale-out-suites scale-out-conformance
 scale-out-deps:
 	command -v redis-server >/dev/null || { $(SUDO) apt-get update && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-server; }
 
-scale-out-test: scale-out-deps interop-deps conformance-deps
-	$(CARGO) clippy -p oxmcp --features redis --all-targets --locked -- -D warnings
-	$(CARGO) build --locked -p oxmcp --features redis --example conformance_server --example rr_proxy \
-	  --example conformance_client
+# The core builds with `redis` by default, so `rust-tests` (the whole workspace under nextest)
+# already runs the three-replica suites; `make test` adds only the cluster's conformance run.
+scale-out-test: scale-out-suites scale-out-conformance
+
+scale-out-suites: scale-out-deps interop-deps
 	if command -v cargo-nextest >/dev/null 2>&1; then \
-	  OXMCP_REQUIRE_INTEROP=1 $(CARGO) nextest run -p oxmcp --features redis --locked --no-fail-fast \
-	    --lib $(addprefix --test ,$(SCALE_OUT_SUITES)); \
+	  OXMCP_REQUIRE_INTEROP=1 $(CARGO) nextest run -p oxmcp --locked --no-fail-fast \
+	    $(addprefix --test ,$(SCALE_OUT_SUITES)); \
 	else \
-	  OXMCP_REQUIRE_INTEROP=1 $(CARGO) test -p oxmcp --features redis --locked --no-fail-fast \
-	    --lib $(addprefix --test ,$(SCALE_OUT_SUITES)); \
+	  OXMCP_REQUIRE_INTEROP=1 $(CARGO) test -p oxmcp --locked --no-fail-fast \
+	    $(addprefix --test ,$(SCALE_OUT_SUITES)); \
 	fi
+
+scale-out-conformance: scale-out-deps conformance-deps
+	$(CARGO) build --locked --example conformance_server --example rr_proxy --example conformance_client
 	$(CONFORMANCE_DIR)/node_modules/.bin/node $(CONFORMANCE_DIR)/run.mjs \
 	  --server examples/scale-out/cluster.sh \
 	  --client target/debug/examples/conformance_client \
