@@ -14,6 +14,7 @@
 //! and the right `WWW-Authenticate`.
 
 mod authorize;
+mod browser;
 mod challenge;
 mod fetch;
 mod jwt;
@@ -26,6 +27,7 @@ mod target;
 mod token;
 
 pub use authorize::{Authorizer, HeadlessAuthorizer, check_authorization_url};
+pub use browser::{BrowserAuthorizer, UrlNotice};
 pub use challenge::BearerChallenge;
 pub use jwt::ClientAssertionKey;
 pub use metadata::{

@@ -5,6 +5,7 @@
 //! oxmcp tools   [--config mcp.json] [--format openai|responses|anthropic|gemini|gemini-openapi|langchain|mcp]
 //! oxmcp call    [--config mcp.json] SERVER TOOL ['{"city":"Beijing"}']
 //! oxmcp servers [--config mcp.json]
+//! oxmcp login   [--config mcp.json] SERVER
 //! ```
 //!
 //! JSON goes to stdout, everything for the human (failed servers, progress, `--trace`) to
@@ -15,6 +16,8 @@
 //! the npm package's `bin` run this same code through their native modules: one CLI, three
 //! ways to install it.
 
+mod login;
+
 use std::{
     io::{IsTerminal, Write},
     path::PathBuf,
@@ -24,7 +27,7 @@ use std::{
 
 use crate::{
     ErrorKind,
-    host::{Config, Host, HostOptions},
+    host::{Config, Host, HostOptions, TransportSpec},
     schema::{Namespace, Provider, TranslateOptions},
     session::RequestOptions,
     transport::tap::Direction,
@@ -38,6 +41,7 @@ USAGE:
   oxmcp tools   [--config FILE] [--format FORMAT] [--no-strict] [--namespace MODE]
   oxmcp call    [--config FILE] SERVER TOOL [ARGUMENTS_JSON]
   oxmcp servers [--config FILE]
+  oxmcp login   [--config FILE] SERVER
 
   tools    print every server's tools as JSON, in FORMAT:
            openai (Chat Completions, default), responses, anthropic, gemini
@@ -45,6 +49,9 @@ USAGE:
   call     call TOOL on SERVER with a JSON object of arguments; print the result as JSON,
            with a progress bar on stderr when the server reports progress
   servers  print each server's state (connected, failed with its stderr tail, disabled)
+  login    authorize with an OAuth-protected `url` server: your browser opens its sign-in
+           page, the redirect comes back to 127.0.0.1, and the tokens are kept for the other
+           commands (which refresh them, and ask you to log in again when they cannot)
 
 OPTIONS:
   --config FILE     the config (Claude Desktop, Cursor, Claude Code .mcp.json or VS Code
@@ -52,7 +59,12 @@ OPTIONS:
   --format FORMAT   see above
   --no-strict       OpenAI/Responses: do not use strict mode
   --namespace MODE  always (server__tool, default), collision, never
-  --timeout SECS    per-server start and handshake timeout (default 30)
+  --timeout SECS    per-server start and handshake timeout (default 30); for login, how
+                    long to wait for you in the browser (default 300)
+  --auth-dir DIR    where tokens are kept (default $OXMCP_AUTH_DIR, else
+                    $XDG_CONFIG_HOME/oxmcp/auth or ~/.config/oxmcp/auth; files are 0600)
+  --callback-port N login: the loopback port of the redirect (default 33418)
+  --allow-loopback  let authorization endpoints be on this machine (development only)
   --trace           print every JSON-RPC message to stderr
   -h, --help        this help
   -V, --version     the version
@@ -73,7 +85,11 @@ struct Args {
     strict: bool,
     namespace: Namespace,
     timeout: Duration,
+    timeout_given: bool,
     trace: bool,
+    auth_dir: Option<PathBuf>,
+    callback_port: Option<u16>,
+    allow_loopback: bool,
     positional: Vec<String>,
 }
 
@@ -91,7 +107,11 @@ fn parse_args(argv: Vec<String>) -> Result<Args, u8> {
         strict: true,
         namespace: Namespace::Always,
         timeout: Duration::from_secs(30),
+        timeout_given: false,
         trace: false,
+        auth_dir: None,
+        callback_port: None,
+        allow_loopback: false,
         positional: Vec::new(),
     };
     while let Some(a) = argv.next() {
@@ -111,6 +131,15 @@ fn parse_args(argv: Vec<String>) -> Result<Args, u8> {
             "--config" => args.config = Some(PathBuf::from(value("--config")?)),
             "--format" => args.format = value("--format")?,
             "--no-strict" => args.strict = false,
+            "--allow-loopback" => args.allow_loopback = true,
+            "--auth-dir" => args.auth_dir = Some(PathBuf::from(value("--auth-dir")?)),
+            "--callback-port" => {
+                let v = value("--callback-port")?;
+                match v.parse::<u16>() {
+                    Ok(p) => args.callback_port = Some(p),
+                    Err(_) => return Err(usage(format!("--callback-port `{v}` is not a port"))),
+                }
+            }
             "--trace" => args.trace = true,
             "--namespace" => {
                 args.namespace = match value("--namespace")?.as_str() {
@@ -123,7 +152,10 @@ fn parse_args(argv: Vec<String>) -> Result<Args, u8> {
             "--timeout" => {
                 let v = value("--timeout")?;
                 match v.parse::<f64>() {
-                    Ok(s) if s > 0.0 && s < 86_400.0 => args.timeout = Duration::from_secs_f64(s),
+                    Ok(s) if s > 0.0 && s < 86_400.0 => {
+                        args.timeout = Duration::from_secs_f64(s);
+                        args.timeout_given = true;
+                    }
                     _ => return Err(usage(format!("--timeout `{v}` is not a number of seconds"))),
                 }
             }
@@ -157,9 +189,9 @@ pub async fn run(argv: Vec<String>) -> u8 {
         Ok(a) => a,
         Err(code) => return code,
     };
-    if !["tools", "call", "servers"].contains(&args.command.as_str()) {
+    if !["tools", "call", "servers", "login"].contains(&args.command.as_str()) {
         return usage(format!(
-            "unknown command `{}` (tools, call, servers)",
+            "unknown command `{}` (tools, call, servers, login)",
             args.command
         ));
     }
@@ -187,7 +219,7 @@ pub async fn run(argv: Vec<String>) -> u8 {
             _ => return usage("`call` takes SERVER TOOL [ARGUMENTS_JSON]"),
         }
     } else {
-        if !args.positional.is_empty() {
+        if !args.positional.is_empty() && args.command != "login" {
             return usage(format!("unexpected argument `{}`", args.positional[0]));
         }
         None
@@ -217,6 +249,17 @@ pub async fn run(argv: Vec<String>) -> u8 {
                 String::from_utf8_lossy(bytes)
             );
         }));
+    }
+    if args.command == "login" {
+        return login::login(&args, config, options).await;
+    }
+    // Tokens from an earlier `oxmcp login` are used (and refreshed) for `url` servers.
+    if config
+        .servers
+        .iter()
+        .any(|s| matches!(s.transport, TransportSpec::Http { .. }))
+    {
+        options.auth = Some(login::factory(&args, None));
     }
     if args.command == "call" {
         // Only the named server is started: calling one tool should not wait for the others.

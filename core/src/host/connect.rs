@@ -164,8 +164,13 @@ async fn connect_only(
             }
             // The client tries Streamable HTTP first and falls back to the legacy HTTP+SSE
             // transport by itself, which is also what `type: "sse"` needs.
+            let auth = match &options.auth {
+                Some(factory) => factory(spec).map_err(|e| (e, None))?,
+                None => None,
+            };
             let http = HttpClientOptions {
                 headers: map,
+                auth,
                 ..HttpClientOptions::default()
             };
             let transport = HttpClientTransport::new(url, http).map_err(|e| (e, None))?;

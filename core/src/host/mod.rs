@@ -44,6 +44,12 @@ use crate::{
 /// Sees every JSON-RPC message: the server's name, the direction and the raw frame.
 pub type TraceFn = Arc<dyn Fn(&str, Direction, &[u8]) + Send + Sync>;
 
+/// Gives an HTTP server of the config its authorization (an [`crate::auth::OAuthClient`],
+/// say), or `None` to connect without; called once per connection to a `url` server.
+pub type AuthFactory = Arc<
+    dyn Fn(&ServerSpec) -> crate::Result<Option<Arc<dyn crate::auth::AuthProvider>>> + Send + Sync,
+>;
+
 /// How the host runs its servers.
 #[derive(Clone)]
 pub struct HostOptions {
@@ -59,6 +65,8 @@ pub struct HostOptions {
     pub trace: Option<TraceFn>,
     /// Bytes of a failed server's stderr kept in its status.
     pub stderr_tail: usize,
+    /// Authorization for HTTP servers (`None`: headers from the config only).
+    pub auth: Option<AuthFactory>,
 }
 
 impl Default for HostOptions {
@@ -70,6 +78,7 @@ impl Default for HostOptions {
             restart: true,
             trace: None,
             stderr_tail: 4096,
+            auth: None,
         }
     }
 }

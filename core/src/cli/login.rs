@@ -1,0 +1,154 @@
+//! `oxmcp login SERVER`, and the authorization every other command uses for `url` servers.
+//!
+//! Login runs the OAuth flow once with a person in the loop: the browser opens the
+//! authorization server's page and the redirect comes back to a loopback listener
+//! ([`BrowserAuthorizer`]). The registration and tokens land in a [`FileStore`] (0600 files);
+//! `tools` and `call` then use and refresh them, and never open a browser on their own: a
+//! server that needs a new authorization tells the user to log in again.
+
+use std::{path::PathBuf, sync::Arc, time::Duration};
+
+use futures::future::BoxFuture;
+
+use super::Args;
+use crate::{
+    Error,
+    auth::{
+        AuthProvider, Authorizer, BrowserAuthorizer, FileStore, OAuthClient, OAuthOptions,
+        TargetPolicy,
+    },
+    host::{AuthFactory, Config, Host, HostOptions, ServerSpec, TransportSpec},
+};
+
+/// The loopback port of the redirect when `--callback-port` is not given. Fixed, so that a
+/// dynamic registration made at one login still matches the redirect URI of the next.
+pub(super) const DEFAULT_CALLBACK_PORT: u16 = 33418;
+
+/// Where registrations and tokens are kept: `--auth-dir`, `$OXMCP_AUTH_DIR`,
+/// `$XDG_CONFIG_HOME/oxmcp/auth`, or `~/.config/oxmcp/auth`.
+pub(super) fn auth_dir(args: &Args) -> PathBuf {
+    if let Some(dir) = &args.auth_dir {
+        return dir.clone();
+    }
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    env("OXMCP_AUTH_DIR")
+        .or_else(|| env("XDG_CONFIG_HOME").map(|d| d.join("oxmcp").join("auth")))
+        .or_else(|| env("HOME").map(|h| h.join(".config").join("oxmcp").join("auth")))
+        .unwrap_or_else(|| PathBuf::from(".oxmcp-auth"))
+}
+
+/// The user step of every command but `login`: refuse, and say how to log in.
+struct LoginRequired(String);
+
+impl Authorizer for LoginRequired {
+    fn authorize(&self, _url: String) -> BoxFuture<'_, Result<String, Error>> {
+        let server = self.0.clone();
+        Box::pin(async move {
+            Err(Error::Auth(format!(
+                "server `{server}` needs an authorization: run `oxmcp login {server}`"
+            )))
+        })
+    }
+}
+
+/// Authorization for the config's `url` servers, with tokens from the store. `browser` is the
+/// user step of `login`; without it a needed authorization fails with [`LoginRequired`].
+pub(super) fn factory(args: &Args, browser: Option<Arc<BrowserAuthorizer>>) -> AuthFactory {
+    let dir = auth_dir(args);
+    let port = args.callback_port.unwrap_or(DEFAULT_CALLBACK_PORT);
+    let redirect = browser.as_ref().map_or_else(
+        || format!("http://127.0.0.1:{port}/callback"),
+        |b| b.redirect_uri().to_owned(),
+    );
+    let allow_loopback = args.allow_loopback;
+    Arc::new(move |spec: &ServerSpec| {
+        let mut options = OAuthOptions::new("oxmcp", redirect.clone());
+        options.store = Arc::new(FileStore::new(dir.clone())?);
+        options.targets = if allow_loopback {
+            TargetPolicy::public_only().allow_loopback()
+        } else {
+            TargetPolicy::public_only()
+        };
+        options.authorizer = Some(match &browser {
+            Some(b) => b.clone() as Arc<dyn Authorizer>,
+            None => Arc::new(LoginRequired(spec.name.clone())),
+        });
+        Ok(Some(
+            Arc::new(OAuthClient::new(options)?) as Arc<dyn AuthProvider>
+        ))
+    })
+}
+
+/// `oxmcp login SERVER`: exit 0 once the server accepted us, with the tokens stored.
+pub(super) async fn login(args: &Args, config: Config, mut options: HostOptions) -> u8 {
+    let [server] = args.positional.as_slice() else {
+        return super::usage("`login` takes SERVER");
+    };
+    let Some(spec) = config.servers.iter().find(|s| &s.name == server).cloned() else {
+        let known: Vec<&str> = config.servers.iter().map(|s| s.name.as_str()).collect();
+        eprintln!(
+            "oxmcp: server `{server}` is not in the config (servers: {})",
+            known.join(", ")
+        );
+        return 3;
+    };
+    if !matches!(spec.transport, TransportSpec::Http { .. }) {
+        return super::usage(format!(
+            "server `{server}` is started as a local process; only `url` servers log in"
+        ));
+    }
+    let port = args.callback_port.unwrap_or(DEFAULT_CALLBACK_PORT);
+    let browser = match BrowserAuthorizer::bind(port).await {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("oxmcp: {e} (choose another with --callback-port)");
+            return 2;
+        }
+    };
+    // The user gets as long as --timeout says, 5 minutes by default.
+    let wait = if args.timeout_given {
+        args.timeout
+    } else {
+        Duration::from_secs(300)
+    };
+    let name = server.clone();
+    let browser = Arc::new(browser.with_timeout(wait).with_notice(Arc::new(move |url| {
+        eprintln!(
+            "oxmcp: opening your browser to authorize `{name}`; if it does not open, visit:\n  {url}"
+        );
+    })));
+    options.auth = Some(factory(args, Some(browser)));
+    options.connect_timeout = wait + Duration::from_secs(30);
+    options.restart = false;
+    let host = Host::start(
+        Config {
+            servers: vec![spec],
+            disabled: vec![],
+        },
+        options,
+    )
+    .await;
+    let status = host.status().await;
+    host.close().await;
+    match status.into_iter().next() {
+        Some(s) if s.state == "connected" => {
+            eprintln!(
+                "oxmcp: logged in to `{server}` (tokens kept in {})",
+                auth_dir(args).display()
+            );
+            0
+        }
+        Some(s) => {
+            eprintln!(
+                "oxmcp: login to `{server}` failed: {}",
+                s.error.unwrap_or_default()
+            );
+            4
+        }
+        None => 4,
+    }
+}
