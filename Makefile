@@ -276,7 +276,7 @@ bench-bindings: python-wheel node-pack
 	cd $(BENCH_DIR)/bindings && rm -rf node_modules package.json package-lock.json && \
 	  $(NPM) init -y >/dev/null && $(NPM) install --no-audit --no-fund $(NODE_TARBALL)
 
-bench-deps: $(BENCH_PY_STAMP) $(BENCH_NODE_STAMP) bench-bindings
+bench-deps: $(BENCH_PY_STAMP) $(BENCH_NODE_STAMP) bench-bindings scale-out-deps
 	command -v taskset >/dev/null || { echo "bench: taskset (util-linux) is missing" >&2; exit 1; }
 	$(CARGO) build --release --locked --manifest-path $(BENCH_DIR)/Cargo.toml
 

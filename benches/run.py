@@ -2,7 +2,7 @@
 """Runs oxmcp side by side with the official MCP SDKs and a raw limit, in one run, and writes
 `benches/RESULTS.md` and `benches/calls-per-second.png`.
 
-    python3 benches/run.py [--rounds 3] [--only stdio,http,clients,sessions,split] [--quick]
+    python3 benches/run.py [--rounds 3] [--only stdio,http,scaleout,clients,sessions,split] [--quick]
 
 Every server is driven by the same fixed driver (`mcpload`: raw JSON-RPC, no MCP library)
 calling an `echo` tool; every client calls `echo` on the same raw server. Rounds are
@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -70,6 +71,20 @@ SESSION_SERVERS = [
     ("oxmcp (Rust)", "oxmcp", [BIN / "oxmcp_echo", "--http", "{port}"], "1000,10000"),
     ("TypeScript SDK 1.32", "anchor", [NODE, HERE / "node" / "anchor_server.mjs", "http", "{port}"], "1000"),
     ("Python SDK 2.3 low-level", "anchor", [PY, HERE / "python" / "anchor_server.py", "lowlevel", "http", "{port}"], "1000"),
+]
+
+# The scale-out rows (issue 12): one replica with sessions in memory, then with the Redis store,
+# then 1–3 replicas behind the round-robin proxy (benches/cluster.py starts redis-server, the
+# replicas and the proxy). JSON answers; not pinned, since a cluster spans both cores.
+CLUSTER = HERE / "cluster.py"
+MEMORY_ONE = "1 replica, sessions in memory"
+REDIS_ONE = "1 replica, Redis store"
+SCALE_OUT = [
+    (MEMORY_ONE, "oxmcp", [BIN / "oxmcp_echo", "--http", "{port}", "--json"]),
+    (REDIS_ONE, "oxmcp", [sys.executable, CLUSTER, "1", "{port}", "--direct"]),
+    ("proxy + 1 replica, Redis", "oxmcp", [sys.executable, CLUSTER, "1", "{port}"]),
+    ("proxy + 2 replicas, Redis", "oxmcp", [sys.executable, CLUSTER, "2", "{port}"]),
+    ("proxy + 3 replicas, Redis", "oxmcp", [sys.executable, CLUSTER, "3", "{port}"]),
 ]
 
 SPLIT_NAMES = {"raw limit (serde_json, blocking std I/O)", "oxmcp (Rust)", "rmcp 3.11 stdio_pipes()",
@@ -141,6 +156,10 @@ def measure(rounds: int, only: set[str], log) -> list[dict]:
             for name, kind, cmd in HTTP_SERVERS:
                 print(f"  http   {name}", file=sys.stderr)
                 record("http", name, kind, rnd, drive("http", cmd))
+        if "scaleout" in only:
+            for name, kind, cmd in SCALE_OUT:
+                print(f"  scale-out {name}", file=sys.stderr)
+                record("scaleout", name, kind, rnd, drive("http", cmd, pin="none"), pin="none")
         if "clients" in only:
             for name, kind, cmd in CLIENTS:
                 print(f"  client {name}", file=sys.stderr)
@@ -329,6 +348,22 @@ def report(rows, rounds, started, elapsed, load):
         md += ["", "conc8 is 8 sessions, each on its own keep-alive connection. p50/p99, CPU and switches are for seq.", ""]
         process_table(rows, "http", HTTP_SERVERS, "process-http", md)
         md.append("")
+    if any(r["group"] == "scaleout" for r in rows):
+        md += ["## Scale-out: replicas sharing sessions through Redis (JSON answers, not pinned)", "",
+               "| setup | http-seq calls/s | ÷ memory | http-conc8 calls/s | ÷ memory | ÷ proxy + 1 replica (conc8) |",
+               "|---|---|---|---|---|---|"]
+        for name, *_ in SCALE_OUT:
+            line = [name]
+            for sc in ["http-seq", "http-conc8"]:
+                line.append(spread(cells(rows, "scaleout", name, sc, "calls_s")))
+                line.append(fmt(paired_ratio(rows, "scaleout", name, MEMORY_ONE, sc), 2) if name != MEMORY_ONE else "")
+            line.append(fmt(paired_ratio(rows, "scaleout", name, SCALE_OUT[2][0], "http-conc8"), 2)
+                        if name.startswith("proxy") else "")
+            md.append("| " + " | ".join(line) + " |")
+        md += ["", "Each session keeps its keep-alive connection, so the proxy spreads sessions (conc8: 8 of them) "
+               "over the replicas, not the requests of one session. Redis, the replicas, the proxy and the driver "
+               "share the machine's cores, so more replicas cannot add CPU here: the rows show what the shared "
+               "store and the extra hop cost, not how far a real deployment scales.", ""]
     if any(r["group"] == "clients" for r in rows):
         md += ["## Clients over stdio (each calls `echo` on the raw limit server)", ""]
         client_table(rows, md)
@@ -359,7 +394,7 @@ def report(rows, rounds, started, elapsed, load):
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--only", default="stdio,http,clients,split,sessions")
+    parser.add_argument("--only", default="stdio,http,scaleout,clients,split,sessions")
     parser.add_argument("--quick", action="store_true", help="short stop rule, for trying the harness")
     args = parser.parse_args()
     if args.quick:
@@ -378,7 +413,10 @@ def main() -> int:
     load1 = f"{os.getloadavg()[0]:.2f}"
     text = report(rows, args.rounds, started, time.monotonic() - t0, (load0, load1))
     (out / "RESULTS.md").write_text(text)
-    if not args.quick:
+    if "scaleout" in args.only and not shutil.which("redis-server"):
+        print("bench: redis-server is not installed (make scale-out-deps); no scale-out rows", file=sys.stderr)
+    full = set(args.only.split(",")) >= {"stdio", "http", "clients"}
+    if not args.quick and full:
         (HERE / "RESULTS.md").write_text(text)
         chart(rows, HERE / "calls-per-second.png")
     else:

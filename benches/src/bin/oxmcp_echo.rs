@@ -1,5 +1,6 @@
 //! The `echo` tool served by oxmcp as a user would write it: stdio by default,
-//! `--http PORT [--json]` for Streamable HTTP (SSE answers, or JSON with `--json`).
+//! `--http PORT [--json]` for Streamable HTTP (SSE answers, or JSON with `--json`), and
+//! `--store redis://HOST:PORT/` to keep sessions in Redis (the scale-out rows).
 
 use oxmcp::{
     protocol::{CallToolResult, Tool},
@@ -16,6 +17,11 @@ fn main() -> oxmcp::Result<()> {
         .and_then(|i| args.get(i + 1))
         .and_then(|p| p.parse::<u16>().ok());
     let json_response = args.iter().any(|a| a == "--json");
+    let store = args
+        .iter()
+        .position(|a| a == "--store")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -40,6 +46,9 @@ fn main() -> oxmcp::Result<()> {
                 options.json_response = json_response;
                 // The idle-session benchmark opens 10,000 sessions besides its own.
                 options.max_sessions = 20_000;
+                if let Some(url) = &store {
+                    options.shared_store = Some(oxmcp::transport::http::store::connect(url).await?);
+                }
                 let http = server.serve_http(options).await?;
                 eprintln!("listening on {}", http.url());
                 std::future::pending::<()>().await;
