@@ -151,7 +151,30 @@ export interface ToolConfig {
 export type CompleteFn = (value: string, info: { arguments: Record<string, string>; ctx: Context }) =>
   string[] | Completion | Promise<string[] | Completion>;
 
-export interface ServerInfo { name: string; version: string; instructions?: string; pageSize?: number }
+export interface ServerInfo {
+  name: string;
+  version: string;
+  instructions?: string;
+  pageSize?: number;
+  /** 64 hex digits sealing multi round-trip request state; replicas sharing a store share it. */
+  stateKey?: string;
+}
+
+/** What a token verifier learned about a bearer token (the core then checks expiry, audience, scopes). */
+export interface AccessClaims {
+  subject?: string;
+  clientId?: string;
+  /** Granted scopes: a list, or one space-separated string. */
+  scopes?: string[] | string;
+  /** The resource(s) the token is for; must include the server's `resource`. */
+  audience?: string[] | string;
+  /** Seconds since the Unix epoch. */
+  expiresAt?: number;
+}
+
+/** `(token) => claims`, or `null` for an unknown token; a throw also refuses it (401). */
+export type VerifyToken = (token: string) => AccessClaims | null | Promise<AccessClaims | null>;
+
 export interface HttpOptions {
   host?: string;
   port?: number;
@@ -162,6 +185,19 @@ export interface HttpOptions {
   allowedOrigins?: string[];
   /** The `retry:` hint of SSE streams, in ms. */
   sseRetryMs?: number;
+  /** Share sessions with the other replicas using this store: `redis://HOST:PORT/`. */
+  store?: string;
+  /** Protect the endpoint with OAuth bearer tokens (401/403 with `WWW-Authenticate`). */
+  auth?: VerifyToken;
+  /** The MCP URL clients use (default, with a fixed `port`: `http://HOST:PORT/PATH`). */
+  resource?: string;
+  /** Issuers of the authorization servers minting tokens for it (required with `auth`). */
+  authorizationServers?: string[];
+  /** Scopes every token must carry (403 `insufficient_scope` otherwise). */
+  requiredScopes?: string[];
+  /** Published in the protected-resource metadata (default: `requiredScopes`). */
+  scopesSupported?: string[];
+  resourceName?: string;
 }
 
 export class Server {
@@ -217,8 +253,43 @@ export interface StdioOptions extends ConnectOptions {
   cwd?: string;
 }
 
+/** OAuth 2.1 for `Client.http`: on a 401 the core discovers, registers, authorizes and retries. */
+export interface OAuthOptions {
+  /** Shown on the consent screen (default: the client's `name`). */
+  clientName?: string;
+  /** Where the authorization server sends the user back (default `http://localhost/callback`). */
+  redirectUri?: string;
+  /** Pre-registered credentials (otherwise a client ID metadata document or dynamic registration). */
+  clientId?: string;
+  clientSecret?: string;
+  tokenEndpointAuth?: 'client_secret_basic' | 'client_secret_post' | 'none' | 'private_key_jwt';
+  /** An https URL serving this client's metadata document, used as its id where supported. */
+  clientMetadataUrl?: string;
+  applicationType?: 'native' | 'web';
+  grant?: 'authorization_code' | 'client_credentials';
+  /** An ES256 private key (PKCS#8 PEM) for `private_key_jwt`. */
+  privateKeyPem?: string;
+  keyId?: string;
+  /** Enterprise-managed authorization (SEP-990): the user's IdP ID token is exchanged. */
+  enterprise?: { idpTokenEndpoint: string; idpClientId: string; idToken: string };
+  /** Ask for `offline_access` (a refresh token) where offered (default true). */
+  offlineAccess?: boolean;
+  /** Let discovery and token requests reach loopback (development) or private addresses. */
+  allowLoopback?: boolean;
+  allowPrivate?: boolean;
+  allowOrigins?: string[];
+  /** A directory keeping registrations and tokens in 0600 files (default: memory). */
+  tokenStore?: string;
+  /**
+   * The user step: open `url` (already checked: http(s), no CR/LF) and resolve with the URL
+   * the authorization server redirected to. Absent: the redirect is followed headlessly.
+   */
+  authorize?: (url: string) => string | URL | Promise<string | URL>;
+}
+
 export interface HttpClientOptions extends ConnectOptions {
   headers?: Record<string, string>;
+  auth?: OAuthOptions;
 }
 
 export interface RequestOptions {

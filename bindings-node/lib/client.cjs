@@ -5,6 +5,7 @@
 const native = require('../native.cjs');
 const { fromNative, abortError } = require('./errors.cjs');
 const { wrap } = require('./handlers.cjs');
+const { clientAuth } = require('./auth.cjs');
 
 /** A client-side handler `(params, {signal}) => result` for the addon. */
 function answer(fn, what) {
@@ -113,12 +114,18 @@ class Client {
   }
 
   /**
-   * Connects to a Streamable HTTP endpoint (falls back to legacy HTTP+SSE).
+   * Connects to a Streamable HTTP endpoint (falls back to legacy HTTP+SSE). With `auth`, a
+   * 401 from the server runs the OAuth 2.1 flow (headless unless `auth.authorize` is given)
+   * and the request is sent again with the token.
    * @param {string | URL} url
-   * @param {object} [options] `{headers, name, version, protocolVersion, logLevel, sampling, ...}`
+   * @param {object} [options] `{headers, auth, name, version, protocolVersion, logLevel, sampling, ...}`
    */
   static async http(url, options = {}) {
-    return new Client(await nativeCall(native.connectHttp(String(url), ...connectArgs(options))));
+    const { auth, ...rest } = options ?? {};
+    const [json, ...callbacks] = connectArgs(rest);
+    const [authJson, authorize] = clientAuth(auth);
+    const withAuth = authJson === undefined ? json : JSON.stringify({ ...JSON.parse(json), auth: authJson });
+    return new Client(await nativeCall(native.connectHttp(String(url), withAuth, ...callbacks, authorize)));
   }
 
   /** The negotiated protocol revision. */

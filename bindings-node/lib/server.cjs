@@ -8,6 +8,7 @@ const { fromNative } = require('./errors.cjs');
 const { wrap } = require('./handlers.cjs');
 const { toJsonSchema } = require('./schema.cjs');
 const { Context } = require('./context.cjs');
+const { serverAuth } = require('./auth.cjs');
 
 function guard(f) {
   try {
@@ -62,7 +63,11 @@ function routeStdoutToStderr() {
 }
 
 class Server {
-  /** @param {{name: string, version: string, instructions?: string, pageSize?: number}} info */
+  /**
+   * `stateKey` (64 hex digits) seals multi round-trip request state; replicas sharing a
+   * store must share it, so round 1 on one and round 2 on another both work.
+   * @param {{name: string, version: string, instructions?: string, pageSize?: number, stateKey?: string}} info
+   */
   constructor(info) {
     if (!info || typeof info.name !== 'string' || typeof info.version !== 'string') {
       throw new TypeError('new Server({name, version}): name and version must be strings');
@@ -191,11 +196,20 @@ class Server {
   /**
    * Serves Streamable HTTP (and legacy SSE) on 127.0.0.1 by default; resolves with
    * `{url}` once listening. The process stays alive until `close()`.
-   * @param {{host?: string, port?: number, path?: string, stateless?: boolean, jsonResponse?: boolean, allowedHosts?: string[], allowedOrigins?: string[]}} [options]
+   *
+   * `auth: async (token) => claims | null` protects the endpoint with OAuth bearer tokens
+   * (with `authorizationServers`, `requiredScopes`, `resource`); `store: "redis://HOST:PORT/"`
+   * shares sessions with the other replicas using that Redis.
+   * @param {object} [options] `{host, port, path, stateless, jsonResponse, allowedHosts, allowedOrigins, sseRetryMs, store, auth, resource, authorizationServers, requiredScopes, scopesSupported, resourceName}`
    */
   async runHttp(options = {}) {
     if (this._running) throw new TypeError('this server is already running');
-    const url = await guardAsync(this._native.serveHttp(JSON.stringify(options)));
+    if (options !== null && typeof options === 'object' && 'stateKey' in options) {
+      // Silently ignoring it would make replicas disagree on every multi round-trip state.
+      throw new TypeError('runHttp: `stateKey` belongs to the server: new Server({name, version, stateKey})');
+    }
+    const [plain, verify] = serverAuth(options ?? {});
+    const url = await guardAsync(this._native.serveHttp(JSON.stringify(plain), verify));
     this._running = 'http';
     // A pending native promise keeps the event loop alive while HTTP is served.
     this._alive = this._native.waitClosed();

@@ -9,7 +9,8 @@
 //! N-API, and a value JavaScript cannot represent as JSON (a circular object, a `BigInt`) fails
 //! with a clear `TypeError` on the JavaScript side instead of recursing in native code.
 //!
-//! Modules mirror the core: [`server`] (registries, serving, handler adapters and the request
+//! Modules mirror the core: [`auth`] (OAuth options and the authorize / verify-token
+//! callbacks), [`server`] (registries, serving, handler adapters and the request
 //! context), [`client`] (connecting and requests, client-side handlers), [`error`] (the one
 //! mapper from `oxmcp::Error`), [`cancel`] (cancellation shared by both roles).
 
@@ -17,6 +18,7 @@
 // test build (clippy's `--all-targets`); the real build uses them all.
 #![cfg_attr(test, allow(dead_code))]
 
+mod auth;
 mod cancel;
 mod client;
 mod error;

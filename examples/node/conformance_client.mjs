@@ -12,12 +12,52 @@ if (!url) {
 }
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
 const text = (r) => r.content.filter((c) => c.type === 'text').map((c) => c.text).join('');
+let context = {};
+try {
+  context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}') ?? {};
+} catch {
+  context = {};
+}
+
+/** The OAuth settings a scenario's context asks for (as the Rust conformance client maps them). */
+function oauth(c) {
+  const need = (k) => {
+    if (typeof c[k] !== 'string') throw new Error(`context: no ${k}`);
+    return c[k];
+  };
+  const o = {
+    redirectUri: 'http://localhost:3000/callback',
+    // The harness's servers listen on loopback.
+    allowLoopback: true,
+    clientMetadataUrl: 'https://conformance-test.local/client-metadata.json',
+  };
+  // 0.1.16 names no context for the SEP-990 scenario; its fields say what it is.
+  if (typeof c.idp_id_token === 'string') {
+    return {
+      ...o,
+      enterprise: { idpTokenEndpoint: need('idp_token_endpoint'), idpClientId: need('idp_client_id'), idToken: c.idp_id_token },
+      clientId: need('client_id'),
+      clientSecret: need('client_secret'),
+    };
+  }
+  switch (c.name) {
+    case 'auth/pre-registration':
+      return { ...o, clientId: need('client_id'), ...(typeof c.client_secret === 'string' ? { clientSecret: c.client_secret } : {}) };
+    case 'auth/client-credentials-basic':
+      return { ...o, grant: 'client_credentials', clientId: need('client_id'), clientSecret: need('client_secret') };
+    case 'auth/client-credentials-jwt':
+      return { ...o, grant: 'client_credentials', clientId: need('client_id'), privateKeyPem: need('private_key_pem') };
+    default:
+      return o;
+  }
+}
 
 const client = await Client.http(url, {
   name: 'oxmcp-conformance-client',
   version: '0.1.0',
   // Accept with no values: the core fills in the schema's defaults (SEP-1034).
   elicitation: async () => ({ action: 'accept', content: {} }),
+  ...(scenario.startsWith('auth/') ? { auth: oauth(context) } : {}),
 });
 console.error(`connected: protocol ${client.protocolVersion}, server ${JSON.stringify(client.getServerVersion().name)}`);
 
@@ -55,12 +95,6 @@ switch (scenario) {
   default: {
     // The harness may say which calls to make (MCP_CONFORMANCE_CONTEXT.toolCalls); otherwise
     // call every listed tool without arguments.
-    let context = {};
-    try {
-      context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}') ?? {};
-    } catch {
-      context = {};
-    }
     const planned = Array.isArray(context.toolCalls)
       ? context.toolCalls.filter((c) => typeof c?.name === 'string').map((c) => [c.name, c.arguments ?? {}])
       : tools.map((t) => [t.name, {}]);

@@ -4,6 +4,8 @@
 //
 //   node examples/node/conformance_server.mjs                    stdio
 //   node examples/node/conformance_server.mjs --http --port N    Streamable HTTP (--stateless too)
+//   ... --store redis://HOST:PORT/ --state-key HEX               one replica of several sharing
+//                                                                 sessions through Redis
 //
 // Over HTTP it prints `listening on http://127.0.0.1:PORT/mcp` on stderr once it listens.
 import { Server } from 'oxmcp';
@@ -25,7 +27,21 @@ const field = (result, name) => {
 const sampledText = (r) => (r.content && typeof r.content.text === 'string' ? r.content.text : '');
 const completed = (r) => `Elicitation completed: action=${r.action}, content=${JSON.stringify(r.content ?? {})}`;
 
-const server = new Server({ name: 'oxmcp-conformance', version: '0.1.0' });
+const args = process.argv.slice(2);
+/** The value after `flag`, if the flag is given. */
+function flag(name) {
+  const i = args.indexOf(name);
+  if (i < 0) return undefined;
+  if (i + 1 >= args.length) {
+    console.error(`${name} needs a value`);
+    process.exit(2);
+  }
+  return args[i + 1];
+}
+const stateKey = flag('--state-key');
+const store = flag('--store');
+
+const server = new Server({ name: 'oxmcp-conformance', version: '0.1.0', ...(stateKey ? { stateKey } : {}) });
 const tool = (name, description, inputSchema, handler) => server.tool(name, { description, inputSchema }, handler);
 
 // --- tools ------------------------------------------------------------------------------------
@@ -246,11 +262,27 @@ server.prompt('test_input_required_result_prompt', { description: 'A prompt that
   return { messages: [user({ type: 'text', text: `Use this context: ${field(answer, 'context')}` })] };
 });
 
-const args = process.argv.slice(2);
+if (store) {
+  // As the Rust fixture's: a change made on one replica reaches subscribers on every other.
+  tool('scale_out_touch', 'Marks a resource as updated (its subscribers, on every replica, are told)', {
+    type: 'object',
+    properties: { uri: { type: 'string' } },
+    required: ['uri'],
+  }, ({ uri }) => {
+    server.notifyResourceUpdated(uri);
+    return `touched ${uri}`;
+  });
+}
+
 if (args.includes('--http')) {
-  const i = args.indexOf('--port');
-  const port = i >= 0 ? Number(args[i + 1]) : 3000;
-  const { url } = await server.runHttp({ port, stateless: args.includes('--stateless'), sseRetryMs: 500 });
+  const port = Number(flag('--port') ?? 3000);
+  const { url } = await server.runHttp({
+    port,
+    stateless: args.includes('--stateless'),
+    jsonResponse: args.includes('--json-response'),
+    sseRetryMs: 500,
+    ...(store ? { store } : {}),
+  });
   console.error(`conformance server listening on ${url}`);
   process.on('SIGINT', () => server.close());
   process.on('SIGTERM', () => server.close());

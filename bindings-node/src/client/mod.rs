@@ -6,7 +6,7 @@
 
 mod handlers;
 
-use std::{collections::BTreeMap, time::Duration};
+use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
 use napi::{
     Env, Status,
@@ -16,6 +16,7 @@ use napi::{
 use napi_derive::napi;
 use oxmcp::{
     ProtocolVersion,
+    auth::OAuthClient,
     client::{Client, ClientOptions, ProtocolMode},
     protocol::LoggingLevel,
     session::RequestOptions,
@@ -27,6 +28,7 @@ use serde_json::{Value, json};
 use handlers::{JsAnswer, JsClientHandler, JsNotify, notify};
 
 use crate::{
+    auth::JsAuthCallback,
     cancel::Cancellation,
     error::{invalid, to_js},
     json,
@@ -51,6 +53,8 @@ struct ConnectOptions {
     cwd: Option<String>,
     /// HTTP request headers.
     headers: BTreeMap<String, String>,
+    /// OAuth 2.1 (HTTP only; `null` when absent).
+    auth: Option<crate::auth::ClientAuth>,
 }
 
 /// The client-side callbacks.
@@ -107,6 +111,9 @@ pub async fn connect_stdio(
     notification: Option<JsNotify>,
 ) -> napi::Result<NativeClient> {
     let options: ConnectOptions = json::parse("Client.stdio options", &options)?;
+    if options.auth.is_some() {
+        return Err(invalid("Client.stdio: `auth` is for HTTP servers only"));
+    }
     let callbacks = Callbacks {
         sampling,
         elicitation,
@@ -129,8 +136,10 @@ pub async fn connect_stdio(
     Ok(NativeClient { inner: client })
 }
 
-/// Connects to a Streamable HTTP endpoint (legacy HTTP+SSE as a fallback).
+/// Connects to a Streamable HTTP endpoint (legacy HTTP+SSE as a fallback); with `auth` in the
+/// options, through the core's OAuth client (`authorize`: the user step, headless if absent).
 #[napi]
+#[allow(clippy::too_many_arguments)]
 pub async fn connect_http(
     url: String,
     options: String,
@@ -138,8 +147,9 @@ pub async fn connect_http(
     elicitation: Option<JsClientHandler>,
     roots: Option<JsClientHandler>,
     notification: Option<JsNotify>,
+    authorize: Option<JsAuthCallback>,
 ) -> napi::Result<NativeClient> {
-    let options: ConnectOptions = json::parse("Client.http options", &options)?;
+    let mut options: ConnectOptions = json::parse("Client.http options", &options)?;
     let callbacks = Callbacks {
         sampling,
         elicitation,
@@ -153,6 +163,17 @@ pub async fn connect_http(
         let value = http::HeaderValue::from_str(v)
             .map_err(|_| invalid(format!("header `{k}` has a value HTTP cannot carry")))?;
         http.headers.insert(name, value);
+    }
+    match options.auth.take() {
+        Some(auth) => {
+            let name = options.name.as_deref().unwrap_or("oxmcp-node");
+            let oauth = OAuthClient::new(auth.into_options(name, authorize)?).map_err(to_js)?;
+            http.auth = Some(Arc::new(oauth));
+        }
+        None if authorize.is_some() => {
+            return Err(invalid("Client.http: `authorize` needs `auth`"));
+        }
+        None => {}
     }
     let client = Client::connect_http(&url, client_options(&options, callbacks)?, http)
         .await

@@ -27,9 +27,23 @@ use tokio_util::sync::CancellationToken;
 use handlers::{JsCallback, JsCompletion, JsHandler, JsPrompt, JsResource, JsTool};
 
 use crate::{
+    auth::{JsAuthCallback, ServerAuth},
     error::{invalid, to_js},
     json,
 };
+
+/// 64 hex digits → the 32-byte request-state key.
+fn state_key(hex: &str) -> napi::Result<[u8; 32]> {
+    let bad = || invalid("stateKey must be 64 hex digits (32 bytes)");
+    if hex.len() != 64 || !hex.is_ascii() {
+        return Err(bad());
+    }
+    let mut key = [0u8; 32];
+    for (i, byte) in key.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
+    }
+    Ok(key)
+}
 
 /// `new Server({...})` options, as JSON.
 #[derive(Deserialize)]
@@ -39,6 +53,8 @@ struct ServerOptions {
     version: String,
     instructions: Option<String>,
     page_size: Option<usize>,
+    /// 64 hex digits: the key sealing multi round-trip request state, shared by replicas.
+    state_key: Option<String>,
 }
 
 /// `runHttp({...})` options, as JSON.
@@ -53,6 +69,10 @@ struct HttpOptions {
     allowed_hosts: Option<Vec<String>>,
     allowed_origins: Option<Vec<String>>,
     sse_retry_ms: Option<u64>,
+    /// A shared session store (`redis://HOST:PORT/`), for replicas behind a load balancer.
+    store: Option<String>,
+    #[serde(flatten)]
+    auth: ServerAuth,
 }
 
 /// A server and what it is serving.
@@ -77,6 +97,9 @@ impl NativeServer {
         }
         if let Some(size) = options.page_size {
             builder = builder.page_size(size);
+        }
+        if let Some(hex) = &options.state_key {
+            builder = builder.request_state_key(state_key(hex)?);
         }
         Ok(NativeServer {
             inner: builder.build(),
@@ -201,9 +224,14 @@ impl NativeServer {
         }
     }
 
-    /// Starts Streamable HTTP; resolves with the endpoint URL once listening.
+    /// Starts Streamable HTTP; resolves with the endpoint URL once listening. `verify` is
+    /// `runHttp({ auth })`, the bearer-token verifier.
     #[napi]
-    pub async fn serve_http(&self, options: String) -> napi::Result<String> {
+    pub async fn serve_http(
+        &self,
+        options: String,
+        verify: Option<JsAuthCallback>,
+    ) -> napi::Result<String> {
         let options: HttpOptions = json::parse("runHttp options", &options)?;
         let host = options.host.as_deref().unwrap_or("127.0.0.1");
         let ip: std::net::IpAddr = host.parse().map_err(|_| {
@@ -225,9 +253,25 @@ impl NativeServer {
         if let Some(path) = options.path {
             http.path = path;
         }
+        // The resource's URL is known before binding only for a fixed port.
+        let endpoint = (http.bind.port() != 0).then(|| {
+            let host = match ip {
+                std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+                v4 => v4.to_string(),
+            };
+            format!("http://{host}:{}{}", http.bind.port(), http.path)
+        });
+        http.resource_server = options.auth.into_resource_server(endpoint, verify)?;
         let mut slot = self.http.lock().await;
         if slot.is_some() {
             return Err(invalid("runHttp: this server is already serving HTTP"));
+        }
+        if let Some(url) = &options.store {
+            http.shared_store = Some(
+                oxmcp::transport::http::store::connect(url)
+                    .await
+                    .map_err(to_js)?,
+            );
         }
         let server = self.inner.serve_http(http).await.map_err(to_js)?;
         let url = server.url();
