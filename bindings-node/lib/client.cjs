@@ -230,4 +230,4 @@ class Client {
   }
 }
 
-module.exports = { Client };
+module.exports = { Client, withOptions };
