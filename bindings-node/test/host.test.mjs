@@ -5,7 +5,7 @@
 // agent loop with an async JS model; bad configs and bad calls are typed errors.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -17,14 +17,13 @@ const ROOT = process.env.OXMCP_ROOT ?? path.join(HERE, '../..');
 const REFERENCE = path.join(ROOT, 'tests/host/node_modules/@modelcontextprotocol');
 const node = process.execPath;
 
-// The weather example, copied next to the tests so `oxmcp` resolves to the installed tarball.
-const weatherDir = path.join(HERE, 'weather-server-copy');
-cpSync(path.join(ROOT, 'examples/node/weather-server'), weatherDir, { recursive: true });
+// The weather example, copied beside a link to the tests' node_modules so that its `oxmcp`
+// is the installed tarball, not the source tree.
 const work = mkdtempSync(path.join(tmpdir(), 'oxmcp-host-'));
-after(() => {
-  rmSync(work, { recursive: true, force: true });
-  rmSync(weatherDir, { recursive: true, force: true });
-});
+after(() => rmSync(work, { recursive: true, force: true }));
+const weatherDir = path.join(work, 'weather-server');
+cpSync(path.join(ROOT, 'examples/node/weather-server'), weatherDir, { recursive: true });
+symlinkSync(path.join(HERE, 'node_modules'), path.join(work, 'node_modules'), 'dir');
 
 const config = {
   mcpServers: {
