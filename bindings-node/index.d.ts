@@ -305,10 +305,10 @@ export interface ToolRef { server: string; tool: string }
 
 export interface OpenAIChatTool {
   type: 'function';
-  function: { name: string; description: string; parameters: JsonSchema; strict: boolean };
+  function: { name: string; description: string; parameters: JsonSchema & { type: 'object' }; strict: boolean };
 }
-export interface ResponsesTool { type: 'function'; name: string; description: string; parameters: JsonSchema; strict: boolean }
-export interface AnthropicTool { name: string; description: string; input_schema: JsonSchema }
+export interface ResponsesTool { type: 'function'; name: string; description: string; parameters: JsonSchema & { type: 'object' }; strict: boolean }
+export interface AnthropicTool { name: string; description: string; input_schema: JsonSchema & { type: 'object' } }
 export interface GeminiFunctionDeclaration {
   name: string;
   description: string;

@@ -38,6 +38,12 @@ test('every golden tool vector comes out identical to the Rust suite', () => {
       assert.equal(t.provider, provider);
       const expected = json(path.join(FIXTURES, 'expected', `${stem}.${provider}.json`));
       assert.deepStrictEqual({ tools: t.tools, reports: t.reports }, expected, `${stem}.${provider}`);
+      // What index.d.ts declares, so the providers' SDK types accept them (test/usage.ts).
+      for (const tool of t.tools) {
+        if (provider === 'openai') assert.equal(tool.function.parameters.type, 'object');
+        if (provider === 'responses') assert.equal(tool.parameters.type, 'object');
+        if (provider === 'anthropic') assert.equal(tool.input_schema.type, 'object');
+      }
       compared++;
     }
   }

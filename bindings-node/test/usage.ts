@@ -85,3 +85,23 @@ async function hostUsage(tools: Tool[]): Promise<void> {
   console.log(code);
 }
 void hostUsage;
+
+// The translated tools are what the providers' own SDK types accept, as declared (the
+// translate suite checks the runtime values carry the `type: "object"` these types demand).
+import type { ChatCompletionFunctionTool, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { FunctionTool as ResponsesFunctionTool, Tool as ResponsesTool } from 'openai/resources/responses/responses';
+import type { Tool as AnthropicSdkTool, ToolUnion as AnthropicToolUnion } from '@anthropic-ai/sdk/resources/messages/messages';
+
+function providerTypes(tools: Tool[]): void {
+  const chat: ChatCompletionFunctionTool[] = translate.toOpenAI(tools).tools;
+  const chatRequest: ChatCompletionTool[] = translate.toOpenAI(tools, { strict: false }).tools;
+  const responses: ResponsesFunctionTool[] = translate.toResponses(tools).tools;
+  const responsesRequest: ResponsesTool[] = translate.toResponses(tools).tools;
+  const anthropic: AnthropicSdkTool[] = translate.toAnthropic(tools).tools;
+  const anthropicRequest: AnthropicToolUnion[] = translate.toAnthropic(tools).tools;
+  console.log(chat, chatRequest, responses, responsesRequest, anthropic, anthropicRequest);
+  // @ts-expect-error Anthropic tools are not Chat Completions tools
+  const wrong: ChatCompletionFunctionTool[] = translate.toAnthropic(tools).tools;
+  console.log(wrong);
+}
+void providerTypes;
