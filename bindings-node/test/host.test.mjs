@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
-import { Host, Translation, ConfigError, ConnectionClosedError, InvalidArgumentError, SpawnError } from 'oxmcp';
+import { Host, Server, Translation, ConfigError, ConnectionClosedError, InvalidArgumentError, SpawnError } from 'oxmcp';
 
 const HERE = fileURLToPath(new URL('./', import.meta.url));
 const ROOT = process.env.OXMCP_ROOT ?? path.join(HERE, '../..');
@@ -107,6 +107,19 @@ test('bad calls are typed errors; a server that never started is tried again by 
   const circular = {};
   circular.self = circular;
   await assert.rejects(host.callTool('weather', 'get_weather', circular), TypeError);
+});
+
+test('callTool: progress reaches onProgress; an abort rejects with AbortError and the session lives on', { timeout: 60_000 }, async () => {
+  const seen = [];
+  const r = await host.callTool('fixture', 'progress', {}, { onProgress: (p) => seen.push(p.progress) });
+  assert.equal(r.content[0].text, 'done');
+  assert.deepEqual(seen, [1, 2, 3]);
+  const controller = new AbortController();
+  const pending = host.callTool('fixture', 'never', {}, { signal: controller.signal });
+  setTimeout(() => controller.abort(), 50);
+  await assert.rejects(pending, { name: 'AbortError' });
+  assert.ok((await host.callTool('fixture', 'whoami')).structuredContent.calls >= 1);
+  await assert.rejects(host.callTool('fixture', 'whoami', {}, { timeout: -5 }), InvalidArgumentError);
 });
 
 test('a server that crashes mid-call fails that call only and restarts on the next', { timeout: 60_000 }, async () => {
@@ -214,6 +227,31 @@ test('a config object and Symbol.asyncDispose', { timeout: 60_000 }, async () =>
   const { pid } = (await h.callTool('fixture', 'whoami')).structuredContent;
   await h[Symbol.asyncDispose]();
   assert.ok(!alive(pid));
+});
+
+test('a url entry in the VS Code shape connects over Streamable HTTP', { timeout: 60_000 }, async () => {
+  const server = new Server({ name: 'web', version: '2.0.0' });
+  server.tool('hello', { inputSchema: { type: 'object', properties: { who: { type: 'string' } }, required: ['who'] } }, ({ who }) => `hello ${who}`);
+  const { url } = await server.runHttp({ port: 0 });
+  try {
+    const h = await Host.fromConfig({ servers: { web: { type: 'http', url } } });
+    try {
+      const [status] = await h.status();
+      assert.equal(status.state, 'connected', status.error);
+      assert.equal(status.server_info, 'web 2.0.0');
+      assert.deepEqual((await h.tools()).map((t) => t.name), ['web__hello']);
+      assert.equal((await h.callTool('web', 'hello', { who: 'Beijing' })).content[0].text, 'hello Beijing');
+    } finally {
+      await h.close();
+    }
+  } finally {
+    await server.close();
+  }
+  // Nothing listens there any more: reported as failed, not thrown.
+  const gone = await Host.fromConfig({ servers: { web: { type: 'http', url } } }, { timeout: 10_000 });
+  const [status] = await gone.status();
+  assert.equal(status.state, 'failed');
+  await gone.close();
 });
 
 test('bad configs reject with a ConfigError naming the file, server and field', async () => {

@@ -64,7 +64,7 @@ test('a LangChain chat model drives a real MCP server through getTools, over one
   const tools = await getTools(host);
   assert.ok(tools.every((t) => t instanceof DynamicStructuredTool), 'ES module callers get their own classes');
   const names = tools.map((t) => t.name).sort();
-  assert.deepEqual(names, ['fixture__configure', 'fixture__crash', 'fixture__fails', 'fixture__stats', 'fixture__whoami']);
+  assert.deepEqual(names, ['fixture__configure', 'fixture__crash', 'fixture__fails', 'fixture__never', 'fixture__progress', 'fixture__stats', 'fixture__whoami']);
   const stats = tools.find((t) => t.name === 'fixture__stats');
   assert.equal(stats.responseFormat, 'content_and_artifact');
   assert.deepEqual(stats.metadata.output_schema.required, ['sum', 'count']);
@@ -127,6 +127,6 @@ test('getTools refuses what is not a Host; the CommonJS entry works too', async 
   const require = createRequire(import.meta.url);
   const cjs = require('oxmcp/langchain');
   const tools = await cjs.getTools(host);
-  assert.equal(tools.length, 5);
+  assert.equal(tools.length, 7);
   assert.equal(typeof tools[0].invoke, 'function');
 });
