@@ -65,6 +65,11 @@ test('oxmcp call prints the result; an error result exits 1', opts, async () => 
   const r = await oxmcp('call', '--config', good, 'fixture', 'stats', '{"values":[1,2]}');
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout).structuredContent, { sum: 3, count: 2 });
+  const traced = await oxmcp('call', '--trace', '--config', good, 'fixture', 'progress');
+  assert.equal(traced.code, 0, traced.stderr);
+  assert.equal(JSON.parse(traced.stdout).content[0].text, 'done', 'stdout stays JSON only');
+  assert.match(traced.stderr, /\[trace fixture\].*"method":"tools\/call"/);
+  assert.match(traced.stderr, /notifications\/progress/);
   const failed = await oxmcp('call', '--config', good, 'fixture', 'fails');
   assert.equal(failed.code, 1);
   assert.match(failed.stdout, /Unknown city: Atlantis/);
