@@ -136,6 +136,15 @@ test('a server that crashes mid-call fails that call only and restarts on the ne
   assert.equal(fixture.restarts, 1);
 });
 
+/** Whether `check` comes true within a generous 20 s (a guard against hanging, not a timing claim). */
+async function eventually(check) {
+  for (let i = 0; i < 200; i++) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
+
 function openaiCall(id, name, args) {
   return { id, type: 'function', function: { name, arguments: typeof args === 'string' ? args : JSON.stringify(args) } };
 }
@@ -241,6 +250,11 @@ test('a url entry in the VS Code shape connects over Streamable HTTP', { timeout
       assert.equal(status.server_info, 'web 2.0.0');
       assert.deepEqual((await h.tools()).map((t) => t.name), ['web__hello']);
       assert.equal((await h.callTool('web', 'hello', { who: 'Beijing' })).content[0].text, 'hello Beijing');
+      // The cached list follows the server's list_changed (polled: the notice is async).
+      server.tool('second', {}, () => 'two');
+      assert.ok(await eventually(async () => (await h.tools()).some((t) => t.name === 'web__second')), 'a new tool appears');
+      server.removeTool('hello');
+      assert.ok(await eventually(async () => !(await h.tools()).some((t) => t.name === 'web__hello')), 'a removed tool goes');
     } finally {
       await h.close();
     }
