@@ -364,7 +364,7 @@ node-pack: node-build
 	cd bindings-node && $(NPM) pack --pack-destination $(NODE_PACK)
 	cd examples/node/weather-server && $(NPM) pack --pack-destination $(NODE_PACK)
 
-node-test: node-pack conformance-deps scale-out-deps
+node-test: node-pack conformance-deps scale-out-deps host-deps
 	# The Node weather example ships a byte-identical copy of the shared data set.
 	cmp examples/weather/cities.json examples/node/weather-server/cities.json
 	$(CARGO) build --locked --example weather_server
@@ -378,7 +378,8 @@ node-test: node-pack conformance-deps scale-out-deps
 	  OXMCP_TARBALL=$(NODE_TARBALL) OXMCP_WEATHER_TARBALL=$(NODE_WEATHER_TARBALL) \
 	  OXMCP_RUST_WEATHER=$(CURDIR)/target/debug/examples/weather_server \
 	  node --test --unhandled-rejections=strict --test-concurrency=2 \
-	  esm.test.mjs cjs.test.cjs lifetime.test.mjs interop.test.mjs npx.test.mjs auth.test.mjs scale_out.test.mjs
+	  esm.test.mjs cjs.test.cjs lifetime.test.mjs interop.test.mjs npx.test.mjs \
+	  auth.test.mjs scale_out.test.mjs translate.test.mjs host.test.mjs langchain.test.mjs cli.test.mjs
 	cd $(NODE_SCRATCH) && ./node_modules/.bin/tsc -p tsconfig.json
 	# The fixture resolves `oxmcp` from the scratch folder, where the tarball is installed.
 	$(CONFORMANCE_DIR)/node_modules/.bin/node $(CONFORMANCE_DIR)/run.mjs \

@@ -336,3 +336,207 @@ export class Client {
   sendRootsListChanged(): Promise<void>;
   close(): Promise<void>;
 }
+
+// --- translate: MCP tools into LLM function-calling formats, and back ---------------------
+
+/** `openai` (Chat Completions), `responses`, `anthropic`, `gemini` (`parametersJsonSchema`),
+ * `gemini-openapi` (the legacy OpenAPI-subset `parameters`), `langchain`. */
+export type Provider = 'openai' | 'responses' | 'anthropic' | 'gemini' | 'gemini-openapi' | 'langchain';
+
+export interface TranslateOptions {
+  /** OpenAI strict mode (Chat Completions and Responses; default true). */
+  strict?: boolean;
+  /** Which names get the `server__` prefix (default `always`; a bare tool list is never prefixed). */
+  namespace?: 'always' | 'collision' | 'never';
+}
+
+export interface GeminiOptions extends TranslateOptions {
+  /** The legacy OpenAPI-subset `parameters` instead of `parametersJsonSchema`. */
+  openapi?: boolean;
+}
+
+/** A keyword moved out of a schema into its description. */
+export interface Note { path: string; keyword: string; value: JsonValue }
+
+/** What happened to one tool. */
+export interface ToolReport {
+  name: string;
+  server: string;
+  tool: string;
+  /** Whether strict mode applies (OpenAI formats only). */
+  strict?: boolean;
+  /** Why strict mode was asked for but not used. */
+  fallback_reason?: string;
+  notes?: Note[];
+  /** Why the tool was left out (a schema refused as hostile or invalid). */
+  error?: string;
+}
+
+export interface ToolRef { server: string; tool: string }
+
+export interface OpenAIChatTool {
+  type: 'function';
+  function: { name: string; description: string; parameters: JsonSchema & { type: 'object' }; strict: boolean };
+}
+export interface ResponsesTool { type: 'function'; name: string; description: string; parameters: JsonSchema & { type: 'object' }; strict: boolean }
+export interface AnthropicTool { name: string; description: string; input_schema: JsonSchema & { type: 'object' } }
+export interface GeminiFunctionDeclaration {
+  name: string;
+  description: string;
+  parametersJsonSchema?: JsonSchema;
+  responseJsonSchema?: JsonSchema;
+  parameters?: JsonSchema;
+}
+export interface GeminiTool { functionDeclarations: GeminiFunctionDeclaration[] }
+export interface LangChainToolDefinition {
+  name: string;
+  description: string;
+  args_schema: JsonSchema;
+  response_format: 'content_and_artifact';
+  metadata: { mcp_name: string; annotations?: ToolAnnotations; output_schema?: JsonSchema };
+}
+
+export interface ProviderTools {
+  openai: OpenAIChatTool;
+  responses: ResponsesTool;
+  anthropic: AnthropicTool;
+  gemini: GeminiTool;
+  'gemini-openapi': GeminiTool;
+  langchain: LangChainToolDefinition;
+}
+
+/** A tool call read from an assistant turn: its arguments, or why they were unusable. */
+export type ToolCall =
+  | { id: string | null; name: string; arguments: JsonObject }
+  | { id: string | null; name: string; error: string };
+
+/** A call to route or report: `arguments` may be the raw JSON string OpenAI sends. */
+export interface ToolCallInput { id?: string | null; name: string; arguments?: JsonObject | string; error?: string }
+
+/** Where a call goes (strict-mode nulls stripped), or the text to return to the model. */
+export type RoutedCall = { server: string; tool: string; arguments: JsonObject } | { error: string };
+
+export interface ToolOutcome { call: ToolCallInput; result: CallToolResult }
+
+/** MCP tools: a `tools/list` array (names kept, only sanitised) or `{server: tools}` (namespaced). */
+export type ToolsInput = Tool[] | Record<string, Tool[]>;
+
+export class Translation<P extends Provider = Provider> {
+  private constructor();
+  readonly provider: P;
+  /** The API request's `tools` value. */
+  readonly tools: ProviderTools[P][];
+  /** Provider-facing name → server and tool. */
+  readonly names: Record<string, ToolRef>;
+  readonly reports: ToolReport[];
+  toolCalls(turn: unknown): ToolCall[];
+  route(call: ToolCallInput): RoutedCall;
+  resultMessages(outcomes: ToolOutcome[]): JsonObject[];
+}
+
+export declare const translate: {
+  toOpenAI(tools: ToolsInput, options?: TranslateOptions): Translation<'openai'>;
+  toResponses(tools: ToolsInput, options?: TranslateOptions): Translation<'responses'>;
+  toAnthropic(tools: ToolsInput, options?: TranslateOptions): Translation<'anthropic'>;
+  toGemini(tools: ToolsInput, options?: GeminiOptions & { openapi?: false }): Translation<'gemini'>;
+  toGemini(tools: ToolsInput, options: GeminiOptions & { openapi: true }): Translation<'gemini-openapi'>;
+  toLangChain(tools: ToolsInput, options?: TranslateOptions): Translation<'langchain'>;
+  translate<P extends Provider>(provider: P, tools: ToolsInput, options?: TranslateOptions): Translation<P>;
+  toolCalls(provider: Provider, turn: unknown): ToolCall[];
+  resultMessages(provider: Provider, outcomes: ToolOutcome[]): JsonObject[];
+  readonly PROVIDERS: readonly Provider[];
+};
+
+// --- Host: many servers from one mcpServers config, and the agent loop --------------------
+
+export interface HostOptions {
+  /** Milliseconds one server may take to start and handshake (default 30 000; a config entry's `timeout` wins). */
+  timeout?: number;
+  /** Start a crashed stdio server again on the next call (default true). */
+  restart?: boolean;
+  clientName?: string;
+  clientVersion?: string;
+  /** Bytes of a failed server's stderr kept in its status (default 4096). */
+  stderrTail?: number;
+}
+
+export interface ServerStatus {
+  name: string;
+  state: 'connected' | 'failed' | 'disabled';
+  protocol_version?: string;
+  /** `serverInfo` name and version. */
+  server_info?: string;
+  error?: string;
+  error_kind?: string;
+  /** The tail of its stderr, when it failed. */
+  stderr?: string;
+  restarts: number;
+}
+
+/** A server's tool under its namespaced name `server__tool`. */
+export interface HostTool { name: string; server: string; tool: Tool }
+
+/** What the model is asked each step. */
+export interface ModelRequest<P extends Provider = Provider> {
+  provider: P;
+  messages: JsonObject[];
+  /** The API request's `tools` value. */
+  tools: ProviderTools[P][];
+  /** 1-based. */
+  step: number;
+}
+
+/** The model: returns the assistant turn (a message or a whole API response) in the provider's format. */
+export type Model<P extends Provider = Provider> = (
+  request: ModelRequest<P>,
+  context: { signal?: AbortSignal },
+) => unknown;
+
+export interface AgentOptions<P extends Provider = Provider> extends TranslateOptions {
+  /** Default `openai`. */
+  provider?: P;
+  /** Most model turns (default 16). */
+  maxSteps?: number;
+  signal?: AbortSignal;
+}
+
+export interface CallRecord {
+  step: number;
+  name: string;
+  server: string | null;
+  tool: string | null;
+  /** The arguments sent (after nulls were stripped), or the problem with them. */
+  arguments: JsonValue;
+  is_error: boolean;
+  text: string;
+}
+
+export interface Transcript {
+  messages: JsonObject[];
+  final_text: string;
+  steps: number;
+  stop: 'final' | 'step_limit';
+  calls: CallRecord[];
+}
+
+export class Host implements AsyncDisposable {
+  private constructor();
+  /** A config file path (Claude Desktop, Cursor, Claude Code or VS Code shape) or the config object. */
+  static fromConfig(config: string | URL | JsonObject, options?: HostOptions): Promise<Host>;
+  /** The enabled servers' names, in config order. */
+  readonly servers: string[];
+  status(): Promise<ServerStatus[]>;
+  tools(): Promise<HostTool[]>;
+  resources(): Promise<Record<string, Resource[]>>;
+  prompts(): Promise<Record<string, Prompt[]>>;
+  translate<P extends Provider>(provider: P, options?: TranslateOptions): Promise<Translation<P>>;
+  callTool(server: string, tool: string, args?: JsonObject, options?: RequestOptions): Promise<CallToolResult>;
+  readResource(server: string, uri: string): Promise<ReadResourceResult>;
+  getPrompt(server: string, name: string, args?: Record<string, string>): Promise<GetPromptResult>;
+  runAgent<P extends Provider = 'openai'>(model: Model<P>, messages: JsonObject[], options?: AgentOptions<P>): Promise<Transcript>;
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Runs the `oxmcp` command line (without the program name); resolves with the exit code. */
+export declare function runCli(argv: string[]): Promise<number>;

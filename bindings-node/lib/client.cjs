@@ -237,4 +237,4 @@ class Client {
   }
 }
 
-module.exports = { Client };
+module.exports = { Client, withOptions };

@@ -9,10 +9,27 @@ errors.checkKinds(native.errorKinds());
 
 const { Server } = require('./server.cjs');
 const { Client } = require('./client.cjs');
+const { Host } = require('./host.cjs');
+const translate = require('./translate.cjs');
+const cli = require('./cli.cjs');
 
 module.exports = {
   Server,
   Client,
+  Host,
+  translate: Object.freeze({
+    toOpenAI: translate.toOpenAI,
+    toResponses: translate.toResponses,
+    toAnthropic: translate.toAnthropic,
+    toGemini: translate.toGemini,
+    toLangChain: translate.toLangChain,
+    translate: translate.translate,
+    toolCalls: translate.toolCalls,
+    resultMessages: translate.resultMessages,
+    PROVIDERS: translate.PROVIDERS,
+  }),
+  Translation: translate.Translation,
+  runCli: cli.run,
   McpError: errors.McpError,
   RpcError: errors.RpcError,
   TimeoutError: errors.TimeoutError,

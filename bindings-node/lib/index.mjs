@@ -5,6 +5,10 @@ import cjs from './index.cjs';
 export const {
   Server,
   Client,
+  Host,
+  translate,
+  Translation,
+  runCli,
   McpError,
   RpcError,
   TimeoutError,

@@ -12,7 +12,9 @@
 //! Modules mirror the core: [`auth`] (OAuth options and the authorize / verify-token
 //! callbacks), [`server`] (registries, serving, handler adapters and the request
 //! context), [`client`] (connecting and requests, client-side handlers), [`error`] (the one
-//! mapper from `oxmcp::Error`), [`cancel`] (cancellation shared by both roles).
+//! mapper from `oxmcp::Error`), [`cancel`] (cancellation shared by both roles), [`schema`]
+//! (tool translation for LLM APIs and back), [`host`] (many servers, the agent loop) and
+//! [`cli`] (the `oxmcp` command for the package's `bin`).
 
 // Under `cfg(test)` napi-derive registers no exports, so the `#[napi]` items look unused to a
 // test build (clippy's `--all-targets`); the real build uses them all.
@@ -20,7 +22,10 @@
 
 mod auth;
 mod cancel;
+mod cli;
 mod client;
 mod error;
+mod host;
 mod json;
+mod schema;
 mod server;

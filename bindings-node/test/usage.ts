@@ -81,3 +81,67 @@ async function authorization(): Promise<void> {
   await Client.http('https://x/mcp', { auth: { authorize: async () => 42 } });
 }
 void authorization;
+// --- translate, Host, runAgent, oxmcp/langchain (issue 9) ----------------------------------
+import { Host, translate, runCli, type Tool, type Transcript, type ModelRequest } from 'oxmcp';
+import { getTools } from 'oxmcp/langchain';
+
+async function hostUsage(tools: Tool[]): Promise<void> {
+  const openai = translate.toOpenAI(tools, { strict: true });
+  const strictFlags: boolean[] = openai.tools.map((t) => t.function.strict);
+  console.log(strictFlags, openai.reports.map((r) => r.fallback_reason ?? ''));
+  const anthropic = translate.toAnthropic({ weather: tools });
+  console.log(anthropic.tools.map((t) => t.input_schema));
+  const legacy = translate.toGemini(tools, { openapi: true });
+  const legacyProvider: 'gemini-openapi' = legacy.provider;
+  console.log(legacyProvider, legacy.tools[0].functionDeclarations[0].parameters);
+  const [call] = openai.toolCalls({ role: 'assistant' });
+  const routed = openai.route(call);
+  if ('error' in routed) console.log(routed.error.length);
+  else console.log(routed.server, routed.tool, routed.arguments);
+  console.log(translate.resultMessages('anthropic', [{ call: { id: 'x', name: 'w' }, result: { content: [] } }]));
+  // @ts-expect-error not a provider
+  translate.translate('cohere', tools);
+  // @ts-expect-error strict is a boolean
+  translate.toResponses(tools, { strict: 'yes' });
+
+  await using host = await Host.fromConfig('mcp.json', { timeout: 10_000 });
+  const status = await host.status();
+  console.log(status.filter((s) => s.state === 'failed').map((s) => `${s.name}: ${s.error} ${s.stderr ?? ''}`));
+  const listed = await host.tools();
+  console.log(listed.map((t) => `${t.name} -> ${t.server}/${t.tool.name}`));
+  const result = await host.callTool('weather', 'get_weather', { city: 'Beijing' }, { timeout: 5000 });
+  console.log(result.isError);
+  const model = async (request: ModelRequest<'openai'>) => {
+    console.log(request.tools.map((t) => t.function.name), request.step);
+    return { role: 'assistant', content: 'done' };
+  };
+  const transcript: Transcript = await host.runAgent(model, [{ role: 'user', content: 'hi' }], { provider: 'openai', maxSteps: 4 });
+  console.log(transcript.final_text, transcript.stop === 'step_limit', transcript.calls.map((c) => c.is_error));
+  // @ts-expect-error maxSteps is a number
+  await host.runAgent(model, [], { maxSteps: 'four' });
+  const lcTools = await getTools(host, { namespace: 'collision' });
+  console.log(lcTools.map((t) => t.name));
+  const code: number = await runCli(['tools', '--config', 'mcp.json']);
+  console.log(code);
+}
+void hostUsage;
+
+// The translated tools are what the providers' own SDK types accept, as declared (the
+// translate suite checks the runtime values carry the `type: "object"` these types demand).
+import type { ChatCompletionFunctionTool, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { FunctionTool as ResponsesFunctionTool, Tool as ResponsesTool } from 'openai/resources/responses/responses';
+import type { Tool as AnthropicSdkTool, ToolUnion as AnthropicToolUnion } from '@anthropic-ai/sdk/resources/messages/messages';
+
+function providerTypes(tools: Tool[]): void {
+  const chat: ChatCompletionFunctionTool[] = translate.toOpenAI(tools).tools;
+  const chatRequest: ChatCompletionTool[] = translate.toOpenAI(tools, { strict: false }).tools;
+  const responses: ResponsesFunctionTool[] = translate.toResponses(tools).tools;
+  const responsesRequest: ResponsesTool[] = translate.toResponses(tools).tools;
+  const anthropic: AnthropicSdkTool[] = translate.toAnthropic(tools).tools;
+  const anthropicRequest: AnthropicToolUnion[] = translate.toAnthropic(tools).tools;
+  console.log(chat, chatRequest, responses, responsesRequest, anthropic, anthropicRequest);
+  // @ts-expect-error Anthropic tools are not Chat Completions tools
+  const wrong: ChatCompletionFunctionTool[] = translate.toAnthropic(tools).tools;
+  console.log(wrong);
+}
+void providerTypes;

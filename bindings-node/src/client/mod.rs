@@ -35,7 +35,7 @@ use crate::{
 };
 
 /// `(progressParamsJson) => void`.
-type JsProgress = ThreadsafeFunction<String, (), String, Status, false, true>;
+pub(crate) type JsProgress = ThreadsafeFunction<String, (), String, Status, false, true>;
 
 /// Options shared by both ways of connecting, as JSON.
 #[derive(Deserialize, Default)]
@@ -188,7 +188,7 @@ pub struct NativeClient {
 }
 
 /// Request options from JavaScript.
-fn request_options(
+pub(crate) fn request_options(
     timeout_ms: Option<f64>,
     cancel: Option<&Cancellation>,
     on_progress: Option<JsProgress>,
@@ -215,7 +215,7 @@ fn request_options(
 }
 
 /// A cancelled request reports `cancelled` even if the engine saw the close first.
-fn outcome<T>(cancel: Option<Cancellation>, r: oxmcp::Result<T>) -> napi::Result<T> {
+pub(crate) fn outcome<T>(cancel: Option<Cancellation>, r: oxmcp::Result<T>) -> napi::Result<T> {
     match r {
         Ok(v) => Ok(v),
         Err(_) if cancel.is_some_and(|c| c.token.is_cancelled()) => Err(crate::error::cancelled()),
