@@ -316,3 +316,96 @@ async fn tampered_and_replayed_request_state_is_refused() {
     );
     peer.wire.assert_valid();
 }
+
+/// A server whose `pair` tool asks two questions side by side in the way `how` names: a
+/// native join, a question from a task the handler spawned, or a batch handed over from
+/// another thread (what the bindings do for `Promise.all` / `asyncio.gather`).
+fn side_by_side_server(how: &'static str) -> Server {
+    let server = Server::builder("pairs", "1").build();
+    let form = |message: &str| {
+        ElicitRequestParams::form(
+            message,
+            json!({"type": "object", "properties": {"username": {"type": "string"}}}),
+        )
+    };
+    server
+        .add_tool(
+            Tool::new("pair", "Asks two things at once", json!({"type": "object"})),
+            move |_a: Value, ctx: Context| async move {
+                let (a, b) = match how {
+                    "join" => {
+                        let (a, b) = tokio::join!(
+                            ctx.elicit_keyed("a", form("A?")),
+                            ctx.elicit_keyed("b", form("B?"))
+                        );
+                        (json!(a?), json!(b?))
+                    }
+                    "spawned" => {
+                        let other = ctx.clone();
+                        let b = tokio::spawn(async move { other.elicit_keyed("b", form("B?")).await });
+                        let a = ctx.elicit_keyed("a", form("A?")).await?;
+                        let b = b.await.map_err(|e| oxmcp::Error::Protocol(e.to_string()))??;
+                        (json!(a), json!(b))
+                    }
+                    _ => {
+                        // A foreign runtime: the handler only waits for a channel, and the
+                        // questions arrive later from another thread, as one batch.
+                        let (tx, rx) = tokio::sync::oneshot::channel();
+                        let handle = tokio::runtime::Handle::current();
+                        let other = ctx.clone();
+                        std::thread::spawn(move || {
+                            std::thread::sleep(std::time::Duration::from_millis(30));
+                            let questions = serde_json::from_value(json!([
+                                {"kind": "elicit", "key": "a", "params": form("A?")},
+                                {"kind": "elicit", "key": "b", "params": form("B?")},
+                                {"kind": "sample", "key": "bad", "params": {"not": "a sampling request"}},
+                            ]))
+                            .unwrap();
+                            let _ = tx.send(handle.block_on(other.ask_all(questions)));
+                        });
+                        let mut answers = rx.await.map_err(|e| oxmcp::Error::Protocol(e.to_string()))?;
+                        let bad = answers.pop().unwrap();
+                        assert_eq!(bad.unwrap_err().kind(), oxmcp::ErrorKind::InvalidArgument);
+                        let b = answers.pop().unwrap()?;
+                        (answers.pop().unwrap()?, b)
+                    }
+                };
+                Ok(CallToolResult::text(format!("{} {}", a["content"]["username"], b["content"]["username"])))
+            },
+        )
+        .unwrap();
+    server
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn questions_asked_side_by_side_go_out_in_one_round() {
+    for how in ["join", "spawned", "foreign"] {
+        let server = side_by_side_server(how);
+        let (mut peer, _s) = RawPeer::connect(&server);
+        let mut meta = stateless_meta();
+        meta["io.modelcontextprotocol/clientCapabilities"] =
+            json!({"elicitation": {}, "sampling": {}});
+        let params = json!({"name": "pair", "arguments": {}, "_meta": meta});
+        let first = peer.request(json!(1), "tools/call", params.clone()).await;
+        assert_eq!(
+            first["result"]["resultType"], "input_required",
+            "{how}: {first}"
+        );
+        let asked = first["result"]["inputRequests"].as_object().unwrap();
+        let mut keys: Vec<&str> = asked.keys().map(String::as_str).collect();
+        keys.sort();
+        assert_eq!(keys, ["a", "b"], "{how}: both questions in the first round");
+        let mut retry = params;
+        retry["inputResponses"] = json!({
+            "a": {"action": "accept", "content": {"username": "ada"}},
+            "b": {"action": "accept", "content": {"username": "bob"}},
+        });
+        retry["requestState"] = first["result"]["requestState"].clone();
+        let done = peer.request(json!(2), "tools/call", retry).await;
+        assert_eq!(done["result"]["resultType"], "complete", "{how}: {done}");
+        assert_eq!(
+            done["result"]["content"][0]["text"], "\"ada\" \"bob\"",
+            "{how}"
+        );
+    }
+}

@@ -113,20 +113,17 @@ impl RequestContext {
     /// stateless round registers them all in one poll, before the core ends the round.
     #[napi]
     pub async fn ask_all(&self, questions: String) -> napi::Result<String> {
-        let questions: Vec<Question> = json::parse("questions", &questions)?;
+        let questions: Vec<oxmcp::server::Question> = json::parse("questions", &questions)?;
         let ctx = self.ctx.clone();
         self.cancel
             .bounded(async move {
-                let asked = questions.into_iter().map(|q| {
-                    let ctx = ctx.clone();
-                    async move { q.ask(&ctx).await }
-                });
-                let answers: Vec<Value> = futures::future::join_all(asked)
+                let answers: Vec<Value> = ctx
+                    .ask_all(questions)
                     .await
                     .into_iter()
                     .map(|r| match r {
                         Ok(v) => serde_json::json!({ "ok": v }),
-                        Err(e) => serde_json::json!({ "error": e.reason }),
+                        Err(e) => serde_json::json!({ "error": to_js(e).reason }),
                     })
                     .collect();
                 json::text(&answers)
@@ -180,53 +177,5 @@ impl RequestContext {
                 json::text(&r.map_err(to_js)?)
             })
             .await
-    }
-}
-
-/// One question of [`RequestContext::ask_all`].
-#[derive(serde::Deserialize)]
-struct Question {
-    kind: String,
-    #[serde(default)]
-    params: Value,
-    key: Option<String>,
-}
-
-impl Question {
-    async fn ask(self, ctx: &oxmcp::server::Context) -> napi::Result<Value> {
-        let key = self.key.as_deref();
-        let answer = match self.kind.as_str() {
-            "sample" => {
-                let params = serde_json::from_value(self.params)
-                    .map_err(|e| crate::error::invalid(format!("sampling params: {e}")))?;
-                let r = match key {
-                    Some(k) => ctx.sample_keyed(k, params).await,
-                    None => ctx.sample(params).await,
-                };
-                serde_json::to_value(r.map_err(to_js)?)
-            }
-            "elicit" => {
-                let params = serde_json::from_value(self.params)
-                    .map_err(|e| crate::error::invalid(format!("elicitation params: {e}")))?;
-                let r = match key {
-                    Some(k) => ctx.elicit_keyed(k, params).await,
-                    None => ctx.elicit(params).await,
-                };
-                serde_json::to_value(r.map_err(to_js)?)
-            }
-            "roots" => {
-                let r = match key {
-                    Some(k) => ctx.list_roots_keyed(k).await,
-                    None => ctx.list_roots().await,
-                };
-                serde_json::to_value(r.map_err(to_js)?)
-            }
-            other => {
-                return Err(crate::error::invalid(format!(
-                    "unknown question kind `{other}`"
-                )));
-            }
-        };
-        answer.map_err(|e| crate::error::invalid(format!("serialising an answer: {e}")))
     }
 }

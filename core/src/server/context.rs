@@ -7,9 +7,9 @@
 //! **Work done before such a call must be safe to repeat**: on a stateless connection the
 //! handler starts over from the top on every retry, with the answers given so far.
 
-use std::{ops::Deref, sync::Arc};
+use std::{ops::Deref, sync::Arc, task::Poll};
 
-use serde::de::DeserializeOwned;
+use serde::{Deserialize, de::DeserializeOwned};
 use serde_json::{Value, json};
 
 use super::input::InputRound;
@@ -112,6 +112,45 @@ impl Context {
     /// Like [`Context::list_roots`], with the question's key chosen.
     pub async fn list_roots_keyed(&self, key: &str) -> Result<ListRootsResult> {
         self.list_roots_inner(Some(key)).await
+    }
+
+    /// Asks several questions together and answers each, in order. This is how a binding
+    /// hands over every question its handler asked in one tick of its event loop
+    /// (`Promise.all`, `asyncio.gather`): in a stateless round they all register before the
+    /// round can end, so they go to the client in one `InputRequiredResult`. A question whose
+    /// params do not parse fails alone, with [`Error::InvalidArgument`].
+    pub async fn ask_all(&self, questions: Vec<Question>) -> Vec<Result<Value>> {
+        let asked = futures::future::join_all(questions.into_iter().map(|q| self.ask_one(q)));
+        let mut asked = std::pin::pin!(asked);
+        // The join polls every question once on its first poll: that is where they register.
+        let first = {
+            let _hold = self.scope.input.as_deref().map(InputRound::hold);
+            futures::poll!(asked.as_mut())
+        };
+        match first {
+            Poll::Ready(answers) => answers,
+            Poll::Pending => asked.await,
+        }
+    }
+
+    async fn ask_one(&self, question: Question) -> Result<Value> {
+        fn parse<T: DeserializeOwned>(what: &str, params: Value) -> Result<T> {
+            serde_json::from_value(params)
+                .map_err(|e| Error::InvalidArgument(format!("{what}: {e}")))
+        }
+        let key = question.key.as_deref();
+        let answer = match question.kind {
+            QuestionKind::Sample => {
+                let params = parse("sampling params", question.params)?;
+                serde_json::to_value(self.sample_inner(key, params).await?)
+            }
+            QuestionKind::Elicit => {
+                let params = parse("elicitation params", question.params)?;
+                serde_json::to_value(self.elicit_inner(key, params).await?)
+            }
+            QuestionKind::Roots => serde_json::to_value(self.list_roots_inner(key).await?),
+        };
+        answer.map_err(|e| Error::Protocol(format!("unserialisable answer: {e}")))
     }
 
     /// Asks the user, through the client, to fill in a form or visit a URL.
@@ -291,4 +330,30 @@ impl Context {
             }
         }
     }
+}
+
+/// One question of [`Context::ask_all`], as a binding hands it over: JSON
+/// `{"kind": "sample" | "elicit" | "roots", "params": {...}, "key": "..."}`.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Question {
+    /// What is asked.
+    pub kind: QuestionKind,
+    /// The request's params (`sampling/createMessage` or `elicitation/create`; none for roots).
+    #[serde(default)]
+    pub params: Value,
+    /// The question's name in a stateless round's `inputRequests` (automatic when absent).
+    #[serde(default)]
+    pub key: Option<String>,
+}
+
+/// The kinds of question a server handler can ask its client.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum QuestionKind {
+    /// `sampling/createMessage`.
+    Sample,
+    /// `elicitation/create`.
+    Elicit,
+    /// `roots/list`.
+    Roots,
 }

@@ -276,19 +276,7 @@ impl Round<'_> {
         };
         let done = match done {
             Some(result) => Some(result),
-            None => {
-                // Questions asked side by side (a join of several elicitations, say) register
-                // on their first poll: give the handler a few more polls to ask them all.
-                let mut finished = None;
-                for _ in 0..4 {
-                    if let Poll::Ready(result) = futures::poll!(future.as_mut()) {
-                        finished = Some(result);
-                        break;
-                    }
-                    tokio::task::yield_now().await;
-                }
-                finished
-            }
+            None => settle(&round, future.as_mut()).await,
         };
         match round.end() {
             Some(RoundEnd::Failed(error)) => Err(error),
@@ -312,4 +300,33 @@ impl Round<'_> {
             },
         }
     }
+}
+
+/// Polls at most this often after the first question before the round ends anyway: a handler
+/// that keeps asking new questions on every poll is answered with what it asked so far.
+const MAX_SETTLE_POLLS: usize = 64;
+
+/// After a handler's first question: keeps polling it until a poll registers no new question
+/// and no batch is still registering (see [`InputRound`]), so questions asked side by side all
+/// go out in this round. `Some` if the handler finished instead.
+async fn settle<F: Future>(
+    round: &InputRound,
+    mut future: std::pin::Pin<&mut F>,
+) -> Option<F::Output> {
+    let mut seen = round.asked_count();
+    for _ in 0..MAX_SETTLE_POLLS {
+        round.released().await;
+        if let Poll::Ready(result) = futures::poll!(future.as_mut()) {
+            return Some(result);
+        }
+        // Lets tasks the handler spawned, and batches on other threads, take their turn.
+        tokio::task::yield_now().await;
+        round.released().await;
+        let now = round.asked_count();
+        if now == seen {
+            return None;
+        }
+        seen = now;
+    }
+    None
 }

@@ -32,12 +32,23 @@ pub(crate) const STATE_TTL: Duration = Duration::from_secs(600);
 pub(crate) const MAX_ANSWERS: usize = 64;
 
 /// One round of a stateless request.
+///
+/// The round is over once the handler asked something and then stopped asking. Questions a
+/// handler asks together (a join of several elicitations) must all reach `inputRequests`,
+/// or the client answers one per retry. Two things make that hold: the dispatcher keeps
+/// polling the handler until a poll registers nothing new (questions of a native join or of
+/// a task it spawned), and a batch of questions handed over at once (a binding's
+/// [`Context::ask_all`](super::Context::ask_all): every question a JavaScript or Python
+/// handler asked in one tick of its event loop) holds the round open until the whole batch
+/// has registered, whichever thread it runs on.
 #[derive(Debug)]
 pub(crate) struct InputRound {
     answers: BTreeMap<String, Value>,
     state: Mutex<RoundState>,
-    /// Fires when the handler asked a question or failed: the round is over.
+    /// Fires when the handler asked a question or failed, outside a batch.
     pub(crate) ended: Notify,
+    /// Fires when the last batch holding the round open has registered.
+    released: Notify,
 }
 
 #[derive(Debug, Default)]
@@ -45,6 +56,24 @@ struct RoundState {
     counters: HashMap<&'static str, usize>,
     asked: BTreeMap<String, InputRequest>,
     failure: Option<ErrorObject>,
+    /// Batches being registered right now.
+    holds: usize,
+}
+
+/// Keeps a round open while a batch of questions registers; dropping it lets the round end.
+pub(crate) struct RoundHold<'a>(&'a InputRound);
+
+impl Drop for RoundHold<'_> {
+    fn drop(&mut self) {
+        let mut state = self.0.state.lock();
+        state.holds -= 1;
+        let over = state.holds == 0 && (!state.asked.is_empty() || state.failure.is_some());
+        drop(state);
+        if over {
+            self.0.ended.notify_one();
+        }
+        self.0.released.notify_waiters();
+    }
 }
 
 /// How a round ended when the handler did not simply return.
@@ -61,6 +90,32 @@ impl InputRound {
             answers,
             state: Mutex::new(RoundState::default()),
             ended: Notify::new(),
+            released: Notify::new(),
+        }
+    }
+
+    /// Holds the round open until the guard drops (see the type's doc).
+    pub(crate) fn hold(&self) -> RoundHold<'_> {
+        self.state.lock().holds += 1;
+        RoundHold(self)
+    }
+
+    /// Questions registered so far (how the dispatcher sees that a poll asked more).
+    pub(crate) fn asked_count(&self) -> usize {
+        self.state.lock().asked.len()
+    }
+
+    /// Waits until no batch holds the round open.
+    pub(crate) async fn released(&self) {
+        loop {
+            let released = self.released.notified();
+            let mut released = std::pin::pin!(released);
+            // Registered before the check, so a release between the check and the wait is seen.
+            released.as_mut().enable();
+            if self.state.lock().holds == 0 {
+                return;
+            }
+            released.await;
         }
     }
 
@@ -79,19 +134,29 @@ impl InputRound {
     }
 
     pub(crate) fn ask(&self, key: String, method: &str, params: Value) {
-        self.state.lock().asked.insert(
+        let mut state = self.state.lock();
+        state.asked.insert(
             key,
             InputRequest {
                 method: method.to_owned(),
                 params: Some(params),
             },
         );
-        self.ended.notify_one();
+        let held = state.holds > 0;
+        drop(state);
+        if !held {
+            self.ended.notify_one();
+        }
     }
 
     pub(crate) fn fail(&self, error: ErrorObject) {
-        self.state.lock().failure.get_or_insert(error);
-        self.ended.notify_one();
+        let mut state = self.state.lock();
+        state.failure.get_or_insert(error);
+        let held = state.holds > 0;
+        drop(state);
+        if !held {
+            self.ended.notify_one();
+        }
     }
 
     /// How the round ended, if the handler asked or failed.

@@ -43,7 +43,7 @@ use std::{
 };
 
 pub use completion::CompletionHandler;
-pub use context::Context;
+pub use context::{Context, Question, QuestionKind};
 pub use pagination::DEFAULT_PAGE_SIZE;
 pub use prompts::{PromptHandler, PromptResult};
 pub use resources::{ResourceError, ResourceHandler, ResourceResult};
