@@ -81,6 +81,8 @@ where
 /// `InvalidArgument`, so Python sees `oxmcp.InvalidArgumentError` (a `ValueError` too).
 pub fn decode<T: serde::de::DeserializeOwned>(value: Value, what: &str) -> PyResult<T> {
     serde_json::from_value(value).map_err(|e| {
-        crate::errors::to_pyerr(oxmcp::Error::InvalidArgument(format!("invalid {what}: {e}")))
+        crate::errors::to_pyerr(oxmcp::Error::InvalidArgument(format!(
+            "invalid {what}: {e}"
+        )))
     })
 }

@@ -439,8 +439,7 @@ impl NativeServer {
                 }
                 None => {
                     return Err(invalid(
-                        "auth= needs resource= (the endpoint's public URL) or a fixed port"
-                            .into(),
+                        "auth= needs resource= (the endpoint's public URL) or a fixed port".into(),
                     ));
                 }
             };
