@@ -125,11 +125,30 @@ impl NativeContext {
         })
     }
 
-    /// `sampling/createMessage` through the client (or an MRTR round).
+    /// Whether the client declared a capability (`sampling`, `elicitation`, `roots`, …) for
+    /// this request.
+    fn client_supports(&self, capability: &str) -> bool {
+        self.ctx.client_supports(capability)
+    }
+
+    /// Ends this request's HTTP response stream early (the client resumes it with
+    /// `Last-Event-ID`); a no-op on other transports.
+    fn close_stream<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let ctx = self.ctx.clone();
+        spawn_awaitable(py, async move {
+            ctx.close_stream().await;
+            Ok::<_, ErrorMapper>(Json(()))
+        })
+    }
+
+    /// `sampling/createMessage` through the client (or an MRTR round); `key` names the
+    /// question in a stateless round's `inputRequests`.
+    #[pyo3(signature = (params, key=None))]
     fn sample<'py>(
         &self,
         py: Python<'py>,
         params: &Bound<'py, PyAny>,
+        key: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let params: CreateMessageRequestParams = convert::decode(
             convert::from_py(params, "sampling params")?,
@@ -137,18 +156,22 @@ impl NativeContext {
         )?;
         let ctx = self.ctx.clone();
         spawn_awaitable(py, async move {
-            ctx.sample(params)
-                .await
-                .map(Json)
-                .map_err(ErrorMapper::from)
+            match key {
+                Some(key) => ctx.sample_keyed(&key, params).await,
+                None => ctx.sample(params).await,
+            }
+            .map(Json)
+            .map_err(ErrorMapper::from)
         })
     }
 
-    /// `elicitation/create` through the client (or an MRTR round).
+    /// `elicitation/create` through the client (or an MRTR round); `key` as for `sample`.
+    #[pyo3(signature = (params, key=None))]
     fn elicit<'py>(
         &self,
         py: Python<'py>,
         params: &Bound<'py, PyAny>,
+        key: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let params: ElicitRequestParams = convert::decode(
             convert::from_py(params, "elicitation params")?,
@@ -156,18 +179,26 @@ impl NativeContext {
         )?;
         let ctx = self.ctx.clone();
         spawn_awaitable(py, async move {
-            ctx.elicit(params)
-                .await
-                .map(Json)
-                .map_err(ErrorMapper::from)
+            match key {
+                Some(key) => ctx.elicit_keyed(&key, params).await,
+                None => ctx.elicit(params).await,
+            }
+            .map(Json)
+            .map_err(ErrorMapper::from)
         })
     }
 
-    /// `roots/list` through the client (or an MRTR round).
-    fn list_roots<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    /// `roots/list` through the client (or an MRTR round); `key` as for `sample`.
+    #[pyo3(signature = (key=None))]
+    fn list_roots<'py>(&self, py: Python<'py>, key: Option<String>) -> PyResult<Bound<'py, PyAny>> {
         let ctx = self.ctx.clone();
         spawn_awaitable(py, async move {
-            ctx.list_roots().await.map(Json).map_err(ErrorMapper::from)
+            match key {
+                Some(key) => ctx.list_roots_keyed(&key).await,
+                None => ctx.list_roots().await,
+            }
+            .map(Json)
+            .map_err(ErrorMapper::from)
         })
     }
 

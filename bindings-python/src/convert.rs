@@ -76,8 +76,13 @@ where
     }
 }
 
-/// Decodes JSON into a core type, with the field that was wrong in the message.
+/// Decodes JSON into a core type, with the field that was wrong in the message. A value the
+/// API does not accept (a log level `"loud"`, a malformed definition) is the core's
+/// `InvalidArgument`, so Python sees `oxmcp.InvalidArgumentError` (a `ValueError` too).
 pub fn decode<T: serde::de::DeserializeOwned>(value: Value, what: &str) -> PyResult<T> {
-    serde_json::from_value(value)
-        .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("invalid {what}: {e}")))
+    serde_json::from_value(value).map_err(|e| {
+        crate::errors::to_pyerr(oxmcp::Error::InvalidArgument(format!(
+            "invalid {what}: {e}"
+        )))
+    })
 }

@@ -7,6 +7,7 @@
 
 use pyo3::prelude::*;
 
+mod auth_resource;
 mod callable;
 mod client;
 mod context;

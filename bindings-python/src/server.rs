@@ -193,18 +193,34 @@ impl NativeServer {
 #[pymethods]
 impl NativeServer {
     #[new]
-    #[pyo3(signature = (name, version, instructions=None))]
-    fn new(name: String, version: String, instructions: Option<String>) -> Self {
+    #[pyo3(signature = (name, version, instructions=None, state_key=None))]
+    fn new(
+        name: String,
+        version: String,
+        instructions: Option<String>,
+        state_key: Option<Vec<u8>>,
+    ) -> PyResult<Self> {
         let mut builder = Server::builder(name, version)
             .advertise_resources()
             .advertise_prompts();
         if let Some(instructions) = instructions {
             builder = builder.instructions(instructions);
         }
-        NativeServer {
+        if let Some(key) = state_key {
+            // Replicas behind one load balancer share this key, so a multi round-trip
+            // request's state signed by one is accepted by the others.
+            let len = key.len();
+            let key: [u8; 32] = key.try_into().map_err(|_| {
+                to_pyerr(oxmcp::Error::InvalidArgument(format!(
+                    "state_key must be 32 bytes, got {len}"
+                )))
+            })?;
+            builder = builder.request_state_key(key);
+        }
+        Ok(NativeServer {
             server: builder.build(),
             slot: Arc::default(),
-        }
+        })
     }
 
     /// Registers (or replaces) a tool. `wrapped`: the output schema is `{"result": ...}`.
@@ -370,8 +386,14 @@ impl NativeServer {
     }
 
     /// Starts Streamable HTTP (plus the legacy HTTP+SSE endpoints) and resolves to the running
-    /// server once it listens.
-    #[pyo3(signature = (host="127.0.0.1", port=0, path="/mcp", stateless=false, json_response=false, allowed_hosts=None))]
+    /// server once it listens. `store`: a shared session store URL (`redis://HOST:PORT/`) for
+    /// several replicas. `auth`: a token verifier (the claims dict or `None`) that protects the
+    /// endpoint as an OAuth resource server.
+    #[pyo3(signature = (
+        host="127.0.0.1", port=0, path="/mcp", stateless=false, json_response=false,
+        allowed_hosts=None, sse_retry_ms=None, store=None, auth=None, auth_is_async=false,
+        resource=None, authorization_servers=None, required_scopes=None, resource_name=None,
+    ))]
     #[allow(clippy::too_many_arguments)]
     fn serve_http<'py>(
         &self,
@@ -382,13 +404,20 @@ impl NativeServer {
         stateless: bool,
         json_response: bool,
         allowed_hosts: Option<Vec<String>>,
+        sse_retry_ms: Option<u64>,
+        store: Option<String>,
+        auth: Option<Py<PyAny>>,
+        auth_is_async: bool,
+        resource: Option<String>,
+        authorization_servers: Option<Vec<String>>,
+        required_scopes: Option<Vec<String>>,
+        resource_name: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let ip: std::net::IpAddr = host.parse().map_err(|_| {
-            crate::errors::to_pyerr(oxmcp::Error::InvalidArgument(format!(
-                "host must be an IP address, got `{host}`"
-            )))
-        })?;
-        let options = HttpServerOptions {
+        let invalid = |m: String| to_pyerr(oxmcp::Error::InvalidArgument(m));
+        let ip: std::net::IpAddr = host
+            .parse()
+            .map_err(|_| invalid(format!("host must be an IP address, got `{host}`")))?;
+        let mut options = HttpServerOptions {
             bind: std::net::SocketAddr::new(ip, port),
             path: path.to_owned(),
             stateless,
@@ -396,11 +425,45 @@ impl NativeServer {
             allowed_hosts,
             ..Default::default()
         };
+        if let Some(ms) = sse_retry_ms {
+            options.sse_retry = std::time::Duration::from_millis(ms);
+        }
+        if let Some(verify) = auth {
+            // The resource's URL is what tokens must name as their audience, so it has to be
+            // known before listening: given, or made from a fixed port.
+            let resource = match resource {
+                Some(r) => r,
+                None if port != 0 => {
+                    let authority = std::net::SocketAddr::new(ip, port);
+                    format!("http://{authority}{path}")
+                }
+                None => {
+                    return Err(invalid(
+                        "auth= needs resource= (the endpoint's public URL) or a fixed port".into(),
+                    ));
+                }
+            };
+            let server = crate::auth_resource::resource_server(
+                self.callable(verify, auth_is_async),
+                resource,
+                authorization_servers.unwrap_or_default(),
+                required_scopes.unwrap_or_default(),
+                resource_name,
+            )
+            .map_err(to_pyerr)?;
+            options.resource_server = Some(server);
+        }
         self.slot.acquire(py)?;
         let server = self.server.clone();
         let slot = self.slot.clone();
         let awaitable = spawn_awaitable(py, async move {
             let release = Release(slot);
+            if let Some(url) = store {
+                let store = oxmcp::transport::http::store::connect(&url)
+                    .await
+                    .map_err(ErrorMapper::from)?;
+                options.shared_store = Some(store);
+            }
             let http = server
                 .serve_http(options)
                 .await

@@ -96,7 +96,7 @@ async def test_timeout_and_rpc_and_invalid_argument(client: oxmcp.Client) -> Non
     assert info.value.code == -32601
     with pytest.raises(oxmcp.InvalidArgumentError):
         await client.call_tool("add", {"a": 1}, timeout=-1)
-    with pytest.raises(ValueError, match="invalid log level"):
+    with pytest.raises(oxmcp.InvalidArgumentError, match="invalid log level"):
         await client.set_logging_level("loud")
 
 

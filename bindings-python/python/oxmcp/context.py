@@ -4,7 +4,9 @@ progress, logging, sampling, elicitation, roots, the request's identity and canc
 ``sample``, ``elicit`` and ``list_roots`` work the same in both protocol eras. In the
 stateless one (2026-07-28) the core ends the round with an ``InputRequiredResult`` and runs
 the handler again when the client retries with the answer, so **work done before such a call
-must be safe to repeat**. They need an ``async def`` handler (they are awaited).
+must be safe to repeat**. They need an ``async def`` handler (they are awaited). Their
+``key=`` names the question in that round's ``inputRequests`` (by default the core numbers
+them, ``elicit-0``, ``sample-1``, ...); the handshake era ignores it.
 """
 
 from __future__ import annotations
@@ -59,6 +61,17 @@ class Context:
         cancelled outright: it sees ``asyncio.CancelledError``)."""
         return self._native.is_cancelled
 
+    def client_supports(self, capability: str) -> bool:
+        """Whether the client declared ``capability`` (``sampling``, ``elicitation``,
+        ``roots``, ...) for this request."""
+        return self._native.client_supports(capability)
+
+    async def close_stream(self) -> None:
+        """Ends this request's HTTP response stream early; the client reconnects with
+        ``Last-Event-ID`` and the rest of the answer arrives on the resumed stream. A no-op
+        on stdio and on JSON-only responses."""
+        await self._native.close_stream()
+
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
@@ -86,6 +99,7 @@ class Context:
         *,
         max_tokens: int = 512,
         system_prompt: str | None = None,
+        key: str | None = None,
         **params: Any,
     ) -> CreateMessageResult:
         """Asks the client's model. ``messages`` is a prompt string or the wire's messages."""
@@ -94,10 +108,12 @@ class Context:
         body: dict[str, Any] = {"messages": messages, "maxTokens": max_tokens, **params}
         if system_prompt is not None:
             body["systemPrompt"] = system_prompt
-        result: CreateMessageResult = await self._native.sample(body)
+        result: CreateMessageResult = await self._native.sample(body, key)
         return result
 
-    async def elicit(self, message: str, schema: Any = None, **params: Any) -> ElicitResult:
+    async def elicit(
+        self, message: str, schema: Any = None, *, key: str | None = None, **params: Any
+    ) -> ElicitResult:
         """Asks the user. ``schema`` is a JSON Schema dict or a pydantic model class; an
         accepted answer is checked against it by the core."""
         body: dict[str, Any] = {"message": message, **params}
@@ -112,11 +128,11 @@ class Context:
             body["requestedSchema"] = {"type": "object", "properties": {}}
         if "url" in params:
             body.setdefault("mode", "url")
-        result: ElicitResult = await self._native.elicit(body)
+        result: ElicitResult = await self._native.elicit(body, key)
         return result
 
-    async def list_roots(self) -> ListRootsResult:
-        result: ListRootsResult = await self._native.list_roots()
+    async def list_roots(self, *, key: str | None = None) -> ListRootsResult:
+        result: ListRootsResult = await self._native.list_roots(key)
         return result
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:

@@ -17,10 +17,14 @@ from typing import Any, Literal, TypeVar
 
 from . import _native
 from .context import Context
+from .types import AccessClaims
 
-__all__ = ["Server", "HttpServer"]
+__all__ = ["Server", "HttpServer", "TokenVerifier"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: ``auth=``: the bearer token in, its claims (or ``None`` for an unknown token) out.
+TokenVerifier = Callable[[str], AccessClaims | Awaitable[AccessClaims | None] | None]
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
@@ -65,11 +69,19 @@ class Server:
     """
 
     def __init__(
-        self, name: str, version: str = "0.1.0", *, instructions: str | None = None
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        instructions: str | None = None,
+        state_key: bytes | None = None,
     ) -> None:
+        """``state_key`` (32 bytes) signs the ``requestState`` of multi round-trip requests
+        (2026-07-28); replicas behind one load balancer must share it. By default each
+        server picks a random one."""
         self.name = name
         self.version = version
-        self._native = _native.NativeServer(name, version, instructions)
+        self._native = _native.NativeServer(name, version, instructions, state_key)
 
     # --- tools -----------------------------------------------------------------------------
 
@@ -379,11 +391,42 @@ class Server:
         stateless: bool = False,
         json_response: bool = False,
         allowed_hosts: list[str] | None = None,
+        sse_retry: float | None = None,
+        store: str | None = None,
+        auth: TokenVerifier | None = None,
+        resource: str | None = None,
+        authorization_servers: list[str] | None = None,
+        required_scopes: list[str] | None = None,
+        resource_name: str | None = None,
     ) -> HttpServer:
         """Starts Streamable HTTP (and the legacy HTTP+SSE endpoints) and returns once it
-        listens. ``port=0`` picks a free port (see ``.url``)."""
+        listens. ``port=0`` picks a free port (see ``.url``).
+
+        ``store="redis://HOST:PORT/"`` shares sessions, event logs and server-to-client
+        requests with the other replicas using the same store (give them one ``state_key``).
+
+        ``auth=verify_token`` makes the endpoint an OAuth resource server: ``verify_token``
+        (``def`` or ``async def``) gets each request's bearer token and returns its claims,
+        ``{"subject", "client_id", "scopes", "audience", "expires_at"}``, or ``None`` when it
+        does not know the token. The core answers 401/403 with ``WWW-Authenticate``, checks
+        expiry, that ``audience`` names ``resource`` (default ``http://HOST:PORT/PATH``) and
+        that ``required_scopes`` are granted, and serves the protected-resource metadata
+        naming ``authorization_servers``."""
         native = await self._native.serve_http(
-            host, port, path, stateless, json_response, allowed_hosts
+            host,
+            port,
+            path,
+            stateless,
+            json_response,
+            allowed_hosts,
+            None if sse_retry is None else max(0, round(sse_retry * 1000)),
+            store,
+            auth,
+            auth is not None and _is_async(auth),
+            resource,
+            authorization_servers,
+            required_scopes,
+            resource_name,
         )
         return HttpServer(native)
 
@@ -396,15 +439,30 @@ class Server:
         path: str = "/mcp",
         stateless: bool = False,
         json_response: bool = False,
+        store: str | None = None,
+        auth: TokenVerifier | None = None,
+        resource: str | None = None,
+        authorization_servers: list[str] | None = None,
+        required_scopes: list[str] | None = None,
     ) -> None:
-        """Serves until the client hangs up (stdio) or the process is interrupted (http)."""
+        """Serves until the client hangs up (stdio) or the process is interrupted (http).
+        ``store``, ``auth`` and the rest are those of :meth:`serve_http`."""
         if transport == "stdio":
             _run(self.serve_stdio())
         elif transport == "http":
 
             async def forever() -> None:
                 http = await self.serve_http(
-                    host, port, path=path, stateless=stateless, json_response=json_response
+                    host,
+                    port,
+                    path=path,
+                    stateless=stateless,
+                    json_response=json_response,
+                    store=store,
+                    auth=auth,
+                    resource=resource,
+                    authorization_servers=authorization_servers,
+                    required_scopes=required_scopes,
                 )
                 print(f"listening on {http.url}", file=sys.stderr, flush=True)
                 try:

@@ -8,6 +8,7 @@ from typing import Any, Literal, TypedDict
 from typing_extensions import NotRequired
 
 __all__ = [
+    "AccessClaims",
     "ContentBlock",
     "Tool",
     "ListToolsResult",
@@ -162,3 +163,15 @@ class ServerDetails(TypedDict):
     serverInfo: dict[str, Any]
     capabilities: dict[str, Any]
     instructions: str | None
+
+
+class AccessClaims(TypedDict, total=False):
+    """What a ``serve_http(auth=...)`` verifier says about a bearer token. ``scopes`` may be
+    a list or one space-separated string; ``audience`` must name the server's resource URL;
+    ``expires_at`` is seconds since the Unix epoch."""
+
+    subject: str
+    client_id: str
+    scopes: list[str] | str
+    audience: list[str] | str
+    expires_at: int

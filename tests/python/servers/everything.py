@@ -208,6 +208,13 @@ def remove_dynamic() -> bool:
     return server.remove_tool("dynamic")
 
 
+@server.tool()
+def touch(uri: str) -> str:
+    """Tells the clients subscribed to ``uri`` that it changed."""
+    server.notify_resource_updated(uri)
+    return f"touched {uri}"
+
+
 @server.resource("test://static", mime_type="text/plain", description="A static text")
 def static() -> str:
     return "static text"

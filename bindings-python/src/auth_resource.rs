@@ -1,0 +1,111 @@
+//! `serve_http(auth=verify_token)`: a Python callable as the core's
+//! `oxmcp::auth::TokenVerifier`. The callable gets the bearer token and returns the claims (a
+//! dict) or `None`; the core's `ResourceServer` does everything else (the 401/403 answers with
+//! `WWW-Authenticate`, the expiry, audience and scope checks, the protected-resource metadata).
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use oxmcp::{
+    Error,
+    auth::{AccessClaims, ProtectedResourceMetadata, ResourceServer, TokenVerifier},
+};
+use pyo3::{prelude::*, types::PyTuple};
+use serde::Deserialize;
+
+use crate::callable::Callable;
+
+/// What the Python verifier returns, as the wire-ish names a user would write.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Claims {
+    #[serde(default)]
+    subject: Option<String>,
+    #[serde(default)]
+    client_id: Option<String>,
+    #[serde(default)]
+    scopes: OneOrMany,
+    #[serde(default)]
+    audience: OneOrMany,
+    #[serde(default)]
+    expires_at: Option<u64>,
+}
+
+/// A list, or one string (scopes space-separated, as OAuth writes them).
+#[derive(Deserialize, Default)]
+#[serde(untagged)]
+enum OneOrMany {
+    #[default]
+    None,
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    fn into_vec(self, split: bool) -> Vec<String> {
+        match self {
+            OneOrMany::None => Vec::new(),
+            OneOrMany::One(s) if split => s.split_whitespace().map(str::to_owned).collect(),
+            OneOrMany::One(s) => vec![s],
+            OneOrMany::Many(v) => v,
+        }
+    }
+}
+
+struct PyVerifier {
+    callable: Callable,
+}
+
+impl TokenVerifier for PyVerifier {
+    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<AccessClaims, Error>> {
+        let token = token.to_owned();
+        Box::pin(async move {
+            let out = self
+                .callable
+                .call("the verifier's claims", move |py| {
+                    PyTuple::new(py, [token.into_pyobject(py)?.into_any()])
+                })
+                .await
+                // The exception's text becomes the 401's `error_description`; the token itself
+                // never appears in it (the verifier got it, the client already has it).
+                .map_err(|e| Error::Auth(format!("the verifier raised: {e}")))?;
+            if out.is_null() {
+                return Err(Error::Auth("the verifier did not accept the token".into()));
+            }
+            let claims: Claims = serde_json::from_value(out).map_err(|e| {
+                Error::Auth(format!(
+                    "the verifier returned unusable claims (expected subject, client_id, \
+                     scopes, audience, expires_at): {e}"
+                ))
+            })?;
+            Ok(AccessClaims {
+                subject: claims.subject,
+                client_id: claims.client_id,
+                scopes: claims.scopes.into_vec(true),
+                audience: claims.audience.into_vec(false),
+                expires_at: claims.expires_at,
+            })
+        })
+    }
+}
+
+/// The resource server for `serve_http(auth=...)`: `resource` is the endpoint's canonical URL
+/// (tokens must name it in their audience), `authorization_servers` the issuers the metadata
+/// points clients at.
+pub fn resource_server(
+    callable: Callable,
+    resource: String,
+    authorization_servers: Vec<String>,
+    required_scopes: Vec<String>,
+    resource_name: Option<String>,
+) -> Result<Arc<ResourceServer>, Error> {
+    let metadata = ProtectedResourceMetadata {
+        resource,
+        authorization_servers,
+        scopes_supported: (!required_scopes.is_empty()).then(|| required_scopes.clone()),
+        bearer_methods_supported: Some(vec!["header".into()]),
+        resource_name,
+    };
+    let verifier = Arc::new(PyVerifier { callable });
+    ResourceServer::new(metadata, required_scopes, verifier).map(Arc::new)
+}
