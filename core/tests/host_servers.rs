@@ -385,6 +385,15 @@ async fn a_crashed_server_is_restarted_on_the_next_call() {
     let status = host.status().await;
     assert_eq!((status[0].state, status[0].restarts), ("connected", 1));
     host.close().await;
+    // A closed host starts nothing again: calls fail, and no server is restarted behind it.
+    let after = host
+        .call_tool("fixture", "echo", json!({"text": "three"}))
+        .await
+        .unwrap_err();
+    assert_eq!(after.kind(), ErrorKind::ConnectionClosed, "{after}");
+    assert!(after.to_string().contains("the host is closed"), "{after}");
+    let status = host.status().await;
+    assert_eq!(status[0].restarts, 1, "no restart after close");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -162,6 +162,8 @@ pub struct Host {
     slots: Vec<Arc<Slot>>,
     disabled: Vec<String>,
     options: HostOptions,
+    /// Set by [`Host::close`]: no server is started again after it.
+    closed: AtomicBool,
 }
 
 impl std::fmt::Debug for Host {
@@ -204,6 +206,7 @@ impl Host {
             slots,
             disabled: config.disabled,
             options,
+            closed: AtomicBool::new(false),
         };
         futures::future::join_all(host.slots.iter().map(|slot| async {
             let mut conn = slot.conn.lock().await;
@@ -321,6 +324,14 @@ impl Host {
 
     async fn client_generation(&self, slot: &Slot, retry_failed: bool) -> Result<(Client, u64)> {
         let mut conn = slot.conn.lock().await;
+        // Checked under the lock `close` takes, so a call racing the close cannot restart a
+        // server behind it.
+        if self.closed.load(Ordering::Acquire) {
+            return Err(Error::closed(format!(
+                "the host is closed (server `{}`)",
+                slot.spec.name
+            )));
+        }
         if let Some(c) = conn.live() {
             return Ok((c.clone(), conn.generation));
         }
@@ -507,6 +518,7 @@ impl Host {
 
     /// Closes every session (children go through the shutdown ladder), concurrently.
     pub async fn close(&self) {
+        self.closed.store(true, Ordering::Release);
         futures::future::join_all(self.slots.iter().map(|slot| async move {
             let client = slot.conn.lock().await.client.take();
             if let Some(c) = client {
