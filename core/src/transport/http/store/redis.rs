@@ -157,12 +157,30 @@ async fn query<T: redis::FromRedisValue>(
     }
 }
 
+/// `url` with any password replaced by `***`, for messages and logs.
+fn redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
+            format!("{scheme}://{user}:***@{host}{path}")
+        }
+        None => url.to_owned(),
+    }
+}
+
 impl RedisStore {
     /// Connects to the Redis a URL names (`redis://HOST:PORT/DB`, `rediss://` for TLS) and
     /// starts the bus subscriber and the log writer.
     pub async fn connect(url: &str, options: RedisStoreOptions) -> crate::Result<RedisStore> {
+        // Messages name the URL without its password (`redis://user:secret@host`).
+        let shown = redacted(url);
         let client = Client::open(url)
-            .map_err(|e| Error::InvalidArgument(format!("bad Redis URL `{url}`: {e}")))?;
+            .map_err(|e| Error::InvalidArgument(format!("bad Redis URL `{shown}`: {e}")))?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(options.connect_timeout))
             .set_response_timeout(Some(options.response_timeout))
@@ -174,7 +192,7 @@ impl RedisStore {
             .map_err(|e| {
                 Error::Io(Arc::new(io::Error::new(
                     io::ErrorKind::ConnectionRefused,
-                    format!("cannot reach Redis at {url}: {e}"),
+                    format!("cannot reach Redis at {shown}: {e}"),
                 )))
             })?;
         let options = Arc::new(options);
@@ -719,6 +737,41 @@ async fn listen(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn urls_in_messages_never_show_a_password() {
+        for (url, shown) in [
+            (
+                "redis://:s3cret@10.0.0.1:6379/0",
+                "redis://:***@10.0.0.1:6379/0",
+            ),
+            ("rediss://ada:s3cret@cache/1", "rediss://ada:***@cache/1"),
+            ("redis://s3cret@cache", "redis://s3cret:***@cache"),
+            ("redis://a:b@c@host/", "redis://a:***@host/"),
+            ("redis://127.0.0.1:6379/", "redis://127.0.0.1:6379/"),
+            ("not a url", "not a url"),
+        ] {
+            assert_eq!(redacted(url), shown);
+        }
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_redis_is_named_without_its_password() {
+        let options = RedisStoreOptions {
+            connect_timeout: Duration::from_millis(300),
+            retries: 0,
+            ..RedisStoreOptions::default()
+        };
+        let err = RedisStore::connect("redis://:hunter2@127.0.0.1:1/", options)
+            .await
+            .err()
+            .expect("nothing listens on port 1");
+        let text = err.to_string();
+        assert!(
+            text.contains("127.0.0.1:1") && !text.contains("hunter2"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn event_ids_are_bound_to_their_session() {
