@@ -3,14 +3,14 @@
 //! the client before it) happens in the core; this file converts arguments and results.
 
 use oxmcp::{
-    protocol::{CreateMessageRequestParams, ElicitRequestParams, LoggingLevel},
-    server::Context,
+    protocol::LoggingLevel,
+    server::{Context, Question},
 };
-use pyo3::prelude::*;
+use pyo3::{prelude::*, types::PyList};
 use serde_json::Value;
 
 use crate::{
-    convert::{self, Json},
+    convert::{self, Json, ToPython},
     errors::ErrorMapper,
     runtime::spawn_awaitable,
 };
@@ -141,64 +141,21 @@ impl NativeContext {
         })
     }
 
-    /// `sampling/createMessage` through the client (or an MRTR round); `key` names the
-    /// question in a stateless round's `inputRequests`.
-    #[pyo3(signature = (params, key=None))]
-    fn sample<'py>(
+    /// Asks several questions together: `questions` is a list of `{"kind": "sample" |
+    /// "elicit" | "roots", "params": {...}, "key": ...}`. Resolves to a list, in order, of each
+    /// answer or the exception for it. `oxmcp.Context` sends every question a handler asks
+    /// in one tick of its event loop (`asyncio.gather(ctx.elicit(..), ctx.sample(..))`)
+    /// through here, so a 2026-07-28 round asks them all at once (`Context::ask_all`).
+    fn ask_all<'py>(
         &self,
         py: Python<'py>,
-        params: &Bound<'py, PyAny>,
-        key: Option<String>,
+        questions: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let params: CreateMessageRequestParams = convert::decode(
-            convert::from_py(params, "sampling params")?,
-            "sampling params",
-        )?;
+        let questions: Vec<Question> =
+            convert::decode(convert::from_py(questions, "questions")?, "questions")?;
         let ctx = self.ctx.clone();
         spawn_awaitable(py, async move {
-            match key {
-                Some(key) => ctx.sample_keyed(&key, params).await,
-                None => ctx.sample(params).await,
-            }
-            .map(Json)
-            .map_err(ErrorMapper::from)
-        })
-    }
-
-    /// `elicitation/create` through the client (or an MRTR round); `key` as for `sample`.
-    #[pyo3(signature = (params, key=None))]
-    fn elicit<'py>(
-        &self,
-        py: Python<'py>,
-        params: &Bound<'py, PyAny>,
-        key: Option<String>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let params: ElicitRequestParams = convert::decode(
-            convert::from_py(params, "elicitation params")?,
-            "elicitation params",
-        )?;
-        let ctx = self.ctx.clone();
-        spawn_awaitable(py, async move {
-            match key {
-                Some(key) => ctx.elicit_keyed(&key, params).await,
-                None => ctx.elicit(params).await,
-            }
-            .map(Json)
-            .map_err(ErrorMapper::from)
-        })
-    }
-
-    /// `roots/list` through the client (or an MRTR round); `key` as for `sample`.
-    #[pyo3(signature = (key=None))]
-    fn list_roots<'py>(&self, py: Python<'py>, key: Option<String>) -> PyResult<Bound<'py, PyAny>> {
-        let ctx = self.ctx.clone();
-        spawn_awaitable(py, async move {
-            match key {
-                Some(key) => ctx.list_roots_keyed(&key).await,
-                None => ctx.list_roots().await,
-            }
-            .map(Json)
-            .map_err(ErrorMapper::from)
+            Ok::<_, ErrorMapper>(Answers(ctx.ask_all(questions).await))
         })
     }
 
@@ -217,5 +174,21 @@ impl NativeContext {
         spawn_awaitable(py, async move {
             ctx.notify(&method, params).await.map_err(ErrorMapper::from)
         })
+    }
+}
+
+/// The answers of [`NativeContext::ask_all`]: each a value, or the exception it raises.
+struct Answers(Vec<oxmcp::Result<Value>>);
+
+impl ToPython for Answers {
+    fn to_python(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let list = PyList::empty(py);
+        for answer in self.0 {
+            match answer {
+                Ok(v) => list.append(convert::to_py(py, &v)?)?,
+                Err(e) => list.append(ErrorMapper::Core(e).into_pyerr(py).into_value(py))?,
+            }
+        }
+        Ok(list.into_any().unbind())
     }
 }

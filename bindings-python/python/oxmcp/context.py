@@ -7,10 +7,15 @@ the handler again when the client retries with the answer, so **work done before
 must be safe to repeat**. They need an ``async def`` handler (they are awaited). Their
 ``key=`` names the question in that round's ``inputRequests`` (by default the core numbers
 them, ``elicit-0``, ``sample-1``, ...); the handshake era ignores it.
+
+Questions asked side by side (``asyncio.gather(ctx.elicit(...), ctx.sample(...))``) reach
+the core together: every question started in one tick of the event loop goes over in one
+``ask_all`` call, so a 2026-07-28 round carries them all instead of one per retry.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from .types import CreateMessageResult, ElicitResult, ListRootsResult
@@ -24,10 +29,55 @@ __all__ = ["Context"]
 class Context:
     """One request's context."""
 
-    __slots__ = ("_native",)
+    __slots__ = ("_batch", "_native")
 
     def __init__(self, native: NativeContext) -> None:
         self._native = native
+        self._batch: list[tuple[dict[str, Any], asyncio.Future[Any]]] | None = None
+
+    def _ask(self, kind: str, params: dict[str, Any], key: str | None) -> asyncio.Future[Any]:
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[Any] = loop.create_future()
+        if self._batch is None:
+            self._batch = []
+            loop.call_soon(self._flush)
+        self._batch.append(({"kind": kind, "params": params, "key": key}, answer))
+        return answer
+
+    def _flush(self) -> None:
+        batch, self._batch = self._batch or [], None
+        answers = [a for _, a in batch]
+        try:
+            pending = self._native.ask_all([q for q, _ in batch])
+        except BaseException as e:  # a question the binding could not even hand over
+            for a in answers:
+                if not a.done():
+                    a.set_exception(e)
+            return
+
+        def deliver(done: asyncio.Future[Any]) -> None:
+            if done.cancelled():
+                for a in answers:
+                    a.cancel()
+                return
+            error = done.exception()
+            results = [error] * len(answers) if error is not None else done.result()
+            for a, r in zip(answers, results, strict=True):
+                if a.done():
+                    continue
+                if isinstance(r, BaseException):
+                    a.set_exception(r)
+                else:
+                    a.set_result(r)
+
+        def abandoned(_: asyncio.Future[Any]) -> None:
+            # Every asker gave up (its task was cancelled, by the client say): so does the core.
+            if all(a.cancelled() for a in answers):
+                pending.cancel()
+
+        pending.add_done_callback(deliver)
+        for a in answers:
+            a.add_done_callback(abandoned)
 
     @property
     def request_id(self) -> int | str:
@@ -108,7 +158,7 @@ class Context:
         body: dict[str, Any] = {"messages": messages, "maxTokens": max_tokens, **params}
         if system_prompt is not None:
             body["systemPrompt"] = system_prompt
-        result: CreateMessageResult = await self._native.sample(body, key)
+        result: CreateMessageResult = await self._ask("sample", body, key)
         return result
 
     async def elicit(
@@ -128,11 +178,11 @@ class Context:
             body["requestedSchema"] = {"type": "object", "properties": {}}
         if "url" in params:
             body.setdefault("mode", "url")
-        result: ElicitResult = await self._native.elicit(body, key)
+        result: ElicitResult = await self._ask("elicit", body, key)
         return result
 
     async def list_roots(self, *, key: str | None = None) -> ListRootsResult:
-        result: ListRootsResult = await self._native.list_roots(key)
+        result: ListRootsResult = await self._ask("roots", {}, key)
         return result
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
