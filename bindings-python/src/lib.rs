@@ -1,7 +1,7 @@
 //! `oxmcp._native`: the native half of the Python package `oxmcp`.
 //!
 //! Files mirror the core: [`server`] and [`context`] wrap `oxmcp::server`, [`client`] wraps
-//! `oxmcp::client`, [`schema`] wraps `oxmcp::schema`,
+//! `oxmcp::client` (with [`auth`] for its OAuth settings), [`schema`] wraps `oxmcp::schema`,
 //! [`host`] wraps `oxmcp::host`, [`cli`] runs `oxmcp::cli`, [`errors`] is the one error
 //! mapper, [`runtime`] owns the tokio runtime and the asyncio bridges, [`callable`] adapts
 //! Python callables to the core's handler traits and [`convert`] moves values across. No
@@ -9,6 +9,7 @@
 
 use pyo3::prelude::*;
 
+mod auth;
 mod callable;
 mod cli;
 mod client;

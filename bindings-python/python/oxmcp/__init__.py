@@ -17,6 +17,7 @@ _EXPORTS = {
     "HttpServer": "server",
     "Client": "client",
     "Host": "host",
+    "OAuth": "auth",
     "Context": "context",
     "Image": "content",
     "Audio": "content",
@@ -42,6 +43,7 @@ __all__ = [
     "HttpServer",
     "Client",
     "Host",
+    "OAuth",
     "Context",
     "Image",
     "Audio",
@@ -66,6 +68,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from . import translate, types
+    from .auth import OAuth
     from .client import Client
     from .content import Audio, EmbeddedResource, Image
     from .context import Context
