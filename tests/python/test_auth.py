@@ -1,0 +1,102 @@
+"""oxmcp.OAuth: settings the core refuses are typed errors before any request, and a 401
+pointing discovery at a loopback address is refused (never fetched) unless loopback is
+allowed. The whole flow against a real authorization server is the conformance suite's
+`auth/*` scenarios (make python-conformance)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import oxmcp
+import pytest
+from oxmcp import OAuth
+
+
+class _Protected(BaseHTTPRequestHandler):
+    """An MCP endpoint that always answers 401 and names its metadata on this server."""
+
+    seen: list[str]
+
+    def _answer(self) -> None:
+        self.seen.append(self.path)
+        port = self.server.server_address[1]
+        meta = f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource"
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", f'Bearer resource_metadata="{meta}"')
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = _answer
+    do_POST = _answer
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def protected() -> Iterator[tuple[str, list[str]]]:
+    seen: list[str] = []
+    handler = type("Handler", (_Protected,), {"seen": seen})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/mcp", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+
+
+async def test_discovery_on_loopback_is_refused_without_a_fetch(
+    protected: tuple[str, list[str]],
+) -> None:
+    url, seen = protected
+    with pytest.raises(oxmcp.McpError) as info:
+        await oxmcp.Client.http(url, auth=OAuth(client_id="app"), timeout=20)
+    assert "loopback" in str(info.value) or "private" in str(info.value), info.value
+    assert seen and all(not p.startswith("/.well-known") for p in seen), seen
+
+
+async def test_with_loopback_allowed_discovery_runs_and_fails_cleanly(
+    protected: tuple[str, list[str]],
+) -> None:
+    url, seen = protected
+    with pytest.raises(oxmcp.AuthError):
+        await oxmcp.Client.http(url, auth=OAuth(client_id="app", allow_loopback=True), timeout=20)
+    # It did look (the metadata answers 401 too, so the flow stops there).
+    assert any(p.startswith("/.well-known/oauth-protected-resource") for p in seen), seen
+
+
+async def test_without_auth_a_401_is_a_typed_error(protected: tuple[str, list[str]]) -> None:
+    url, _ = protected
+    with pytest.raises(oxmcp.McpError):
+        await oxmcp.Client.http(url, timeout=20)
+
+
+@pytest.mark.parametrize(
+    ("auth", "message"),
+    [
+        (OAuth(client_id="a", token_endpoint_auth="magic"), "token_endpoint_auth"),  # type: ignore[arg-type]
+        (OAuth(client_secret="s"), "client_secret without client_id"),
+        (OAuth(grant="password"), "unknown grant"),  # type: ignore[arg-type]
+        (OAuth(grant="enterprise"), "idp_token_endpoint"),
+        (OAuth(redirect_uri="javascript:alert(1)"), "redirect_uri"),
+        (OAuth(redirect_uri="http://localhost/cb\r\nX-Evil: 1"), "redirect_uri"),
+        (OAuth(authorizer="not callable"), "authorizer"),  # type: ignore[arg-type]
+        (OAuth(private_key_pem="not a key"), "(?i)key|pem"),
+    ],
+)
+async def test_bad_settings_are_refused_before_any_request(auth: OAuth, message: str) -> None:
+    # Port 9 (discard) on loopback: nothing may be sent there before the settings are read.
+    with pytest.raises(oxmcp.McpError, match=message):
+        await oxmcp.Client.http("http://127.0.0.1:9/mcp", auth=auth, timeout=5)
+
+
+def test_secrets_stay_out_of_the_repr() -> None:
+    auth = OAuth(client_id="app", client_secret="s3cret-XYZ", idp_id_token="id-QQQ")
+    assert "s3cret-XYZ" not in repr(auth)
+    assert "id-QQQ" not in repr(auth)
