@@ -5,6 +5,7 @@ crash mid-call; and the agent loop with a scripted Python model driving real too
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -246,3 +247,83 @@ async def test_an_exception_in_the_model_reaches_the_caller_as_itself() -> None:
         # The host still works after all of that.
         result = await host.call_tool("everything", "add", {"a": 1, "b": 1})
         assert result["content"][0]["text"] == "2"
+
+
+# --- the official npm reference servers (make host-deps) ----------------------------------------
+
+NPM_SERVERS = REPO / "tests" / "host" / "node_modules" / "@modelcontextprotocol"
+
+
+def _npm(name: str, *args: str) -> dict[str, Any]:
+    index = NPM_SERVERS / name / "dist" / "index.js"
+    if not index.exists():
+        if os.environ.get("OXMCP_REQUIRE_INTEROP") == "1":
+            pytest.fail(f"{index} is missing: run `make host-deps`")
+        pytest.skip("the npm reference servers are not installed (make host-deps)")
+    return {"command": "node", "args": [str(index), *args]}
+
+
+async def test_npm_reference_servers_and_ours_from_one_config(tmp_path: Path) -> None:
+    cfg = config(
+        fs=_npm("server-filesystem", str(tmp_path)),
+        memory=_npm("server-memory"),
+        reference=_npm("server-everything"),
+        broken={"command": "node", "args": [str(tmp_path / "no-such-server.js")]},
+    )
+    cfg["mcpServers"]["memory"]["env"] = {"MEMORY_FILE_PATH": str(tmp_path / "memory.jsonl")}
+    target = tmp_path / "note.txt"
+
+    async def model(messages: list[dict[str, Any]], tools: Any) -> dict[str, Any]:
+        # A scripted model (not an LLM): write, read back, then answer with what it read.
+        done = [m for m in messages if m.get("role") == "tool"]
+        if not done:
+            args = json.dumps({"path": str(target), "content": "北京: sunny"})
+            return {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": "w",
+                        "type": "function",
+                        "function": {"name": "fs__write_file", "arguments": args},
+                    }
+                ],
+            }
+        if len(done) == 1:
+            args = json.dumps({"path": str(target)})
+            return {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": "r",
+                        "type": "function",
+                        "function": {"name": "fs__read_text_file", "arguments": args},
+                    }
+                ],
+            }
+        return {"role": "assistant", "content": f"read: {done[-1]['content']}"}
+
+    async with oxmcp.Host.from_config(cfg, connect_timeout=60) as host:
+        status = {s["name"]: s for s in await host.status()}
+        for name in ("weather", "everything", "fs", "memory", "reference"):
+            assert status[name]["state"] == "connected", status[name]
+        assert status["broken"]["state"] == "failed"
+        assert "no-such-server" in status["broken"].get("stderr", "") + status["broken"]["error"]
+        tools = await host.tools()
+        assert "create_entities" in {t["name"] for t in tools["memory"]}
+        assert "get-sum" in {t["name"] for t in tools["reference"]}
+        t = await host.translate("openai")
+        assert "reference__get-sum" in t.names
+        transcript = await host.run_agent(
+            model, [{"role": "user", "content": "note the weather"}], provider="openai"
+        )
+        assert target.read_text() == "北京: sunny"
+        assert "北京: sunny" in transcript["final_text"]
+        assert [c["tool"] for c in transcript["calls"]] == ["write_file", "read_text_file"]
+        made = await host.call_tool(
+            "memory",
+            "create_entities",
+            {"entities": [{"name": "Beijing", "entityType": "city", "observations": ["sunny"]}]},
+        )
+        assert not made.get("isError"), made
+        graph = await host.call_tool("memory", "read_graph", {})
+        assert "Beijing" in json.dumps(graph)
