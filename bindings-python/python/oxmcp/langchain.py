@@ -118,6 +118,15 @@ async def load_tools(session: Host | Client, *, namespace: Namespace = "always")
     if isinstance(session, Host):
         translation = await session.translate("langchain", namespace=namespace)
     else:
-        listed = await session.list_tools()
-        translation = to_langchain(listed["tools"])
+        tools: list[Any] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        while True:  # every page; a server repeating a cursor ends the listing
+            page = await session.list_tools(cursor)
+            tools.extend(page["tools"])
+            cursor = page.get("nextCursor")
+            if not cursor or cursor in seen:
+                break
+            seen.add(cursor)
+        translation = to_langchain(tools)
     return _tools(translation, session)
