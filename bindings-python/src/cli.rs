@@ -2,8 +2,8 @@
 //!
 //! The command is the core's, byte for byte the same as the Rust binary; this only runs it on
 //! the binding's runtime with the GIL released. While it runs, the calling thread wakes every
-//! 100 ms to let Python see signals, so Ctrl-C ends the command (exit code 130) instead of
-//! being held until it finishes.
+//! 100 ms to let Python see signals, so Ctrl-C ends the command (`KeyboardInterrupt`, which
+//! the console script turns into exit code 130) instead of being held until it finishes.
 
 use std::time::Duration;
 
