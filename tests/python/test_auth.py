@@ -5,10 +5,12 @@ allowed. The whole flow against a real authorization server is the conformance s
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import oxmcp
 import pytest
@@ -100,3 +102,78 @@ def test_secrets_stay_out_of_the_repr() -> None:
     auth = OAuth(client_id="app", client_secret="s3cret-XYZ", idp_id_token="id-QQQ")
     assert "s3cret-XYZ" not in repr(auth)
     assert "id-QQQ" not in repr(auth)
+
+
+class _WithMetadata(_Protected):
+    """The same endpoint, plus protected-resource and authorization-server metadata on this
+    server, so the flow reaches the user step (the authorizer)."""
+
+    def do_GET(self) -> None:
+        base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        if self.path.startswith("/.well-known/oauth-protected-resource"):
+            body: dict[str, Any] = {"resource": f"{base}/mcp", "authorization_servers": [base]}
+        elif self.path.startswith("/.well-known/oauth-authorization-server"):
+            body = {
+                "issuer": base,
+                "authorization_endpoint": f"{base}/authorize",
+                "token_endpoint": f"{base}/token",
+                "response_types_supported": ["code"],
+                "code_challenge_methods_supported": ["S256"],
+            }
+        else:
+            return self._answer()
+        self.seen.append(self.path)
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def with_metadata() -> Iterator[str]:
+    seen: list[str] = []
+    handler = type("Handler", (_WithMetadata,), {"seen": seen})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/mcp"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+
+
+async def test_the_authorizer_gets_a_pkce_url_and_its_failure_is_an_auth_error(
+    with_metadata: str,
+) -> None:
+    asked: list[str] = []
+
+    async def authorizer(url: str) -> str:
+        asked.append(url)
+        raise RuntimeError("the user closed the browser")
+
+    auth = OAuth(client_id="app", authorizer=authorizer, allow_loopback=True)
+    with pytest.raises(oxmcp.AuthError, match="the user closed the browser"):
+        await oxmcp.Client.http(with_metadata, auth=auth, timeout=20)
+    (url,) = asked
+    query = parse_qs(urlsplit(url).query)
+    assert url.startswith(with_metadata.removesuffix("/mcp") + "/authorize?")
+    assert query["client_id"] == ["app"] and query["response_type"] == ["code"]
+    assert query["code_challenge_method"] == ["S256"] and query["code_challenge"][0]
+    assert query["state"][0] and query["resource"] == [with_metadata]
+
+
+async def test_an_authorizer_that_returns_junk_is_an_auth_error(with_metadata: str) -> None:
+    def returns_number(url: str) -> Any:
+        return 42
+
+    def wrong_state(url: str) -> str:
+        return "http://localhost:3000/callback?code=abc&state=forged"
+
+    for authorizer, why in ((returns_number, "as a string"), (wrong_state, "state")):
+        auth = OAuth(client_id="app", authorizer=authorizer, allow_loopback=True)
+        with pytest.raises(oxmcp.AuthError, match=why):
+            await oxmcp.Client.http(with_metadata, auth=auth, timeout=20)
