@@ -81,8 +81,13 @@ def test_bad_input_gets_exit_codes_and_messages(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_ends_the_command_and_its_servers(tmp_path: Path) -> None:
-    # A server that never answers the handshake; the CLI waits for it (60 s timeout).
-    silent = {"command": sys.executable, "args": ["-c", "import time; time.sleep(120)"]}
+    # A server that never answers the handshake; the CLI waits for it (60 s timeout). The
+    # marker in its command line finds it in /proc afterwards.
+    marker = f"oxmcp-ctrl-c-{os.getpid()}"
+    silent = {
+        "command": sys.executable,
+        "args": ["-c", f"import time; time.sleep(120)  # {marker}"],
+    }
     cfg = write(tmp_path, {"silent": silent})
     proc = subprocess.Popen(
         [str(OXMCP), "tools", "--config", str(cfg), "--timeout", "60"],
@@ -91,10 +96,36 @@ def test_ctrl_c_ends_the_command_and_its_servers(tmp_path: Path) -> None:
         text=True,
         env={**os.environ},
     )
-    time.sleep(1.5)  # let it start the server; not an assertion on timing
+    for _ in range(100):  # wait until the server runs (so the check below can fail)
+        if _running(marker):
+            break
+        time.sleep(0.1)
+    assert _running(marker), "the CLI never started the server"
+    time.sleep(0.3)  # into the handshake wait; not an assertion on timing
     proc.send_signal(signal.SIGINT)
     try:
         _, err = proc.communicate(timeout=30)
     finally:
         proc.kill()
     assert proc.returncode == 130, err
+    # The server it started is gone too (no orphan left sleeping); it may take a moment to be
+    # reaped by init, so look a few times.
+    for _ in range(50):
+        if not _running(marker):
+            break
+        time.sleep(0.2)
+    assert not _running(marker), "the server outlived the CLI"
+
+
+def _running(marker: str) -> bool:
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().split(") ", 1)[1][:1]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state != "Z":
+            return True
+    return False
