@@ -14,7 +14,7 @@ use oxmcp::{
     Error,
     auth::{
         Authorizer, ClientAssertionKey, ClientCredentials, EnterpriseIdentity, FileStore, Grant,
-        OAuthClient, OAuthOptions, TargetPolicy, TokenEndpointAuth,
+        OAuthClient, OAuthOptions, StoredAuth, TargetPolicy, TokenEndpointAuth, TokenStore,
     },
 };
 use pyo3::{prelude::*, types::PyTuple};
@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use crate::{
     callable::{Callable, LoopSlot},
+    convert,
     errors::to_pyerr,
     runtime::LoopHandle,
 };
@@ -54,6 +55,55 @@ impl Authorizer for PyAuthorizer {
                 ))),
             }
         })
+    }
+}
+
+/// A Python token store (an object with `load(key)`, `save(key, value)` and `remove(key)`,
+/// values as plain dicts) as the core's [`TokenStore`]. The trait is synchronous because the
+/// flow touches the store once per authorization, so the methods are plain `def`s, called
+/// with the GIL taken for the call only.
+struct PyStore(Py<PyAny>);
+
+impl PyStore {
+    fn call(&self, method: &str, args: Vec<Value>) -> Result<Value, Error> {
+        crate::runtime::attach(|py| {
+            let args: Vec<Py<PyAny>> = args
+                .iter()
+                .map(|a| convert::to_py(py, a))
+                .collect::<PyResult<_>>()?;
+            let out = self
+                .0
+                .bind(py)
+                .call_method1(method, PyTuple::new(py, args)?)?;
+            convert::from_py(&out, "the token store's answer")
+        })
+        .unwrap_or_else(|| Err(pyo3::exceptions::PyRuntimeError::new_err("exiting")))
+        .map_err(|e| {
+            let message = crate::runtime::attach(|py| e.value(py).to_string()).unwrap_or_default();
+            Error::Auth(format!("the token store's `{method}` raised: {message}"))
+        })
+    }
+}
+
+impl TokenStore for PyStore {
+    fn load(&self, key: &str) -> Result<Option<StoredAuth>, Error> {
+        match self.call("load", vec![Value::String(key.to_owned())])? {
+            Value::Null => Ok(None),
+            v => serde_json::from_value(v)
+                .map(Some)
+                .map_err(|e| Error::Auth(format!("the token store's `load` answer: {e}"))),
+        }
+    }
+
+    fn save(&self, key: &str, value: &StoredAuth) -> Result<(), Error> {
+        let value = serde_json::to_value(value).map_err(|e| Error::Auth(e.to_string()))?;
+        self.call("save", vec![Value::String(key.to_owned()), value])
+            .map(drop)
+    }
+
+    fn remove(&self, key: &str) -> Result<(), Error> {
+        self.call("remove", vec![Value::String(key.to_owned())])
+            .map(drop)
     }
 }
 
@@ -126,8 +176,18 @@ pub fn oauth_client(
             )));
         }
     };
-    if let Some(dir) = text("token_dir")? {
-        o.store = Arc::new(FileStore::new(dir).map_err(to_pyerr)?);
+    match (text("token_dir")?, get("token_store")) {
+        (Some(_), Some(_)) => return Err(invalid("token_dir and token_store: give one")),
+        (Some(dir), None) => o.store = Arc::new(FileStore::new(dir).map_err(to_pyerr)?),
+        (None, Some(store)) => {
+            for method in ["load", "save", "remove"] {
+                if !store.hasattr(method)? {
+                    return Err(invalid(format!("token_store has no `{method}` method")));
+                }
+            }
+            o.store = Arc::new(PyStore(store.unbind()));
+        }
+        (None, None) => {}
     }
     if let Some(func) = get("authorizer") {
         if !func.is_callable() {

@@ -177,3 +177,172 @@ async def test_an_authorizer_that_returns_junk_is_an_auth_error(with_metadata: s
         auth = OAuth(client_id="app", authorizer=authorizer, allow_loopback=True)
         with pytest.raises(oxmcp.AuthError, match=why):
             await oxmcp.Client.http(with_metadata, auth=auth, timeout=20)
+
+
+class _FullFlow(_WithMetadata):
+    """An MCP endpoint behind a complete (auto-approving) authorization server: metadata,
+    `/token` for the authorization code, and MCP answers for the token it issued."""
+
+    def _json(self, status: int, body: Any) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if self.path == "/token":
+            self.seen.append("/token")
+            form = parse_qs(raw.decode())
+            ok = (
+                form.get("grant_type") == ["authorization_code"]
+                and form.get("code") == ["abc"]
+                and form.get("code_verifier")
+                and form.get("client_id") == ["app"]
+            )
+            if not ok:
+                return self._json(400, {"error": "invalid_grant"})
+            return self._json(
+                200, {"access_token": "tok-1", "token_type": "Bearer", "expires_in": 3600}
+            )
+        if self.headers.get("Authorization") != "Bearer tok-1":
+            return self._answer()
+        self.seen.append("mcp with token")
+        message = json.loads(raw)
+        if "id" not in message:
+            self.send_response(202)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return None
+        result: dict[str, Any]
+        if message["method"] == "initialize":
+            result = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "mini", "version": "1"},
+            }
+        elif message["method"] == "tools/list":
+            result = {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}
+        else:
+            return self._json(
+                200,
+                {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "?"}},
+            )
+        return self._json(200, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    def do_GET(self) -> None:
+        if self.path == "/mcp" and self.headers.get("Authorization") == "Bearer tok-1":
+            self.send_response(405)  # no GET stream here
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if self.path.startswith("/.well-known/oauth-authorization-server"):
+            base = f"http://127.0.0.1:{self.server.server_address[1]}"
+            self.seen.append(self.path)
+            return self._json(
+                200,
+                {
+                    "issuer": base,
+                    "authorization_endpoint": f"{base}/authorize",
+                    "token_endpoint": f"{base}/token",
+                    "response_types_supported": ["code"],
+                    "code_challenge_methods_supported": ["S256"],
+                    "token_endpoint_auth_methods_supported": ["none"],
+                },
+            )
+        return super().do_GET()
+
+    def do_DELETE(self) -> None:
+        self.send_response(405)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+@pytest.fixture
+def full_flow() -> Iterator[tuple[str, list[str]]]:
+    seen: list[str] = []
+    handler = type("Handler", (_FullFlow,), {"seen": seen})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/mcp", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+
+
+class DictStore:
+    def __init__(self) -> None:
+        self.data: dict[str, dict[str, Any]] = {}
+        self.calls: list[str] = []
+
+    def load(self, key: str) -> dict[str, Any] | None:
+        self.calls.append("load")
+        return self.data.get(key)
+
+    def save(self, key: str, value: dict[str, Any]) -> None:
+        self.calls.append("save")
+        self.data[key] = value
+
+    def remove(self, key: str) -> None:
+        self.calls.append("remove")
+        self.data.pop(key, None)
+
+
+async def test_a_python_authorizer_and_token_store_carry_the_whole_flow(
+    full_flow: tuple[str, list[str]],
+) -> None:
+    url, seen = full_flow
+    asked: list[str] = []
+
+    def authorizer(auth_url: str) -> str:
+        # The user step, done by hand: approve and come back with the code and the state.
+        asked.append(auth_url)
+        state = parse_qs(urlsplit(auth_url).query)["state"][0]
+        return f"http://localhost:3000/callback?code=abc&state={state}"
+
+    store = DictStore()
+    auth = OAuth(client_id="app", authorizer=authorizer, token_store=store, allow_loopback=True)
+    async with oxmcp.Client.http(url, auth=auth, protocol_version="2025-11-25", timeout=20) as c:
+        assert [t["name"] for t in (await c.list_tools())["tools"]] == ["t"]
+    assert len(asked) == 1 and "/token" in seen and "mcp with token" in seen
+    (saved,) = store.data.values()
+    assert saved["tokens"]["access_token"] == "tok-1"
+    assert "save" in store.calls
+    # A second client with the same store uses the stored token: no user step again.
+    async with oxmcp.Client.http(url, auth=auth, protocol_version="2025-11-25", timeout=20) as c:
+        assert (await c.list_tools())["tools"]
+    assert len(asked) == 1
+
+
+async def test_a_token_store_that_fails_is_an_auth_error(
+    full_flow: tuple[str, list[str]],
+) -> None:
+    url, _ = full_flow
+
+    class Broken(DictStore):
+        def load(self, key: str) -> dict[str, Any] | None:
+            raise OSError("keyring locked")
+
+    auth = OAuth(client_id="app", token_store=Broken(), allow_loopback=True)
+    with pytest.raises(oxmcp.AuthError, match="keyring locked"):
+        await oxmcp.Client.http(url, auth=auth, protocol_version="2025-11-25", timeout=20)
+
+    class Junk(DictStore):
+        def load(self, key: str) -> dict[str, Any] | None:
+            return {"tokens": 5}
+
+    auth = OAuth(client_id="app", token_store=Junk(), allow_loopback=True)
+    with pytest.raises(oxmcp.AuthError, match="load"):
+        await oxmcp.Client.http(url, auth=auth, protocol_version="2025-11-25", timeout=20)
+    for bad in (
+        OAuth(token_store=object()),  # type: ignore[arg-type]
+        OAuth(token_store=DictStore(), token_dir="/tmp"),
+    ):
+        with pytest.raises(oxmcp.InvalidArgumentError, match="token_"):
+            await oxmcp.Client.http(url, auth=bad, timeout=5)

@@ -51,6 +51,17 @@ async def use() -> int:
         return len(tools["tools"]) + len(text) + len(version)
 
 
+class Store:
+    def load(self, key: str) -> dict[str, Any] | None:
+        return None
+
+    def save(self, key: str, value: dict[str, Any]) -> None:
+        pass
+
+    def remove(self, key: str) -> None:
+        pass
+
+
 async def use_host() -> str:
     tools = translate.to_openai([{"name": "add", "inputSchema": {"type": "object"}}])
     reports: list[translate.ToolReport] = tools.reports
@@ -66,7 +77,9 @@ async def use_host() -> str:
         result: CallToolResult = await host.call_tool("weather", "get_weather", {"city": "x"})
         t = await host.translate("anthropic", namespace="collision")
         transcript: Transcript = await host.run_agent(model, [], provider="openai", max_steps=3)
-        auth = OAuth(client_id="app", authorizer=lambda url: url, allow_loopback=True)
+        auth = OAuth(
+            client_id="app", authorizer=lambda url: url, token_store=Store(), allow_loopback=True
+        )
         async with Client.http("http://127.0.0.1:1/mcp", auth=auth) as c:
             await c.ping()
         code: int = run_cli(["tools", "--config", "mcp.json"])

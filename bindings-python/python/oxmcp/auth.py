@@ -22,12 +22,22 @@ from __future__ import annotations
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-__all__ = ["Authorizer", "OAuth"]
+__all__ = ["Authorizer", "OAuth", "TokenStore"]
 
 Authorizer = Callable[[str], "str | Awaitable[str]"]
 """``authorizer(authorization_url) -> redirect_url``."""
+
+
+class TokenStore(Protocol):
+    """Where registrations and tokens are kept, by key (the issuer and the resource). Values
+    are plain dicts (``{"client": {...}, "tokens": {...}}``); keep them secret. Called rarely
+    (once per authorization or refresh), synchronously."""
+
+    def load(self, key: str) -> dict[str, Any] | None: ...
+    def save(self, key: str, value: dict[str, Any]) -> None: ...
+    def remove(self, key: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -63,6 +73,8 @@ class OAuth:
     """The user step (see the module doc); ``None`` follows the redirects headlessly."""
     token_dir: str | os.PathLike[str] | None = None
     """Keep registrations and tokens in this directory (files 0600) instead of memory."""
+    token_store: TokenStore | None = None
+    """Or keep them in this object (a keyring, a database)."""
     allow_loopback: bool = False
     """Let discovery and token requests reach loopback addresses (development)."""
     allow_private: bool = False
@@ -86,6 +98,7 @@ class OAuth:
             "offline_access": self.offline_access,
             "authorizer": self.authorizer,
             "token_dir": os.fspath(self.token_dir) if self.token_dir is not None else None,
+            "token_store": self.token_store,
             "allow_loopback": self.allow_loopback,
             "allow_private": self.allow_private,
         }
