@@ -297,18 +297,23 @@ impl NativeClient {
         })
     }
 
-    /// Connects to a Streamable HTTP server (or a legacy HTTP+SSE one).
+    /// Connects to a Streamable HTTP server (or a legacy HTTP+SSE one); `auth` is the
+    /// settings of `oxmcp.OAuth` (a 401 then runs the core's OAuth flow).
     #[staticmethod]
-    #[pyo3(signature = (url, headers, config))]
+    #[pyo3(signature = (url, headers, config, auth=None))]
     fn connect_http<'py>(
         py: Python<'py>,
         url: String,
         headers: Option<Vec<(String, String)>>,
         config: &Bound<'py, PyAny>,
+        auth: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let handle = LoopHandle::current(py)?;
         let Config { options, timeout } = self::config(py, config, &handle)?;
         let mut http = HttpClientOptions::default();
+        if let Some(auth) = auth {
+            http.auth = Some(crate::auth::oauth_client(py, auth, &handle)?);
+        }
         for (k, v) in headers.unwrap_or_default() {
             let name = http::HeaderName::from_bytes(k.as_bytes()).map_err(|_| {
                 to_pyerr(oxmcp::Error::InvalidArgument(format!(

@@ -12,8 +12,9 @@ pub fn to_py(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
 }
 
 /// A Python object to JSON; `what` names the value in the error (a handler's return value, a
-/// tool's arguments).
+/// tool's arguments). Nesting beyond [`MAX_NESTING`] is refused first.
 pub fn from_py(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Value> {
+    check_nesting(obj, what)?;
     pythonize::depythonize::<Value>(obj).map_err(|e| {
         let type_name = obj
             .get_type()
@@ -85,4 +86,40 @@ pub fn decode<T: serde::de::DeserializeOwned>(value: Value, what: &str) -> PyRes
             "invalid {what}: {e}"
         )))
     })
+}
+
+/// Most nesting accepted from Python: the JSON nesting cap a peer's parser applies to the
+/// same value arriving as text. Conversion and the core's deserialisers recurse, so a hostile
+/// value of 10,000 levels would otherwise overflow the stack and kill the interpreter.
+pub const MAX_NESTING: usize = 128;
+
+/// Refuses a Python value nested deeper than [`MAX_NESTING`] (dicts, lists and tuples),
+/// walking it without recursion before anything recursive touches it.
+fn check_nesting(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<()> {
+    use pyo3::types::{PyDict, PyList, PyTuple};
+    let deep = || {
+        crate::errors::to_pyerr(oxmcp::Error::InvalidSchema(format!(
+            "{what} nests deeper than {MAX_NESTING} levels"
+        )))
+    };
+    let mut stack: Vec<(Bound<'_, PyAny>, usize)> = vec![(obj.clone(), 1)];
+    while let Some((v, depth)) = stack.pop() {
+        if let Ok(d) = v.cast::<PyDict>() {
+            if depth > MAX_NESTING {
+                return Err(deep());
+            }
+            stack.extend(d.values().into_iter().map(|c| (c, depth + 1)));
+        } else if let Ok(l) = v.cast::<PyList>() {
+            if depth > MAX_NESTING {
+                return Err(deep());
+            }
+            stack.extend(l.iter().map(|c| (c, depth + 1)));
+        } else if let Ok(t) = v.cast::<PyTuple>() {
+            if depth > MAX_NESTING {
+                return Err(deep());
+            }
+            stack.extend(t.iter().map(|c| (c, depth + 1)));
+        }
+    }
+    Ok(())
 }

@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Any
 
-from oxmcp import Client
+from oxmcp import Client, OAuth
 
 
 def text_of(result: Any) -> str:
@@ -34,15 +34,72 @@ async def all_tools(client: Client) -> list[dict[str, Any]]:
         seen.add(cursor)
 
 
+def oauth(context: dict[str, Any]) -> OAuth:
+    """The OAuth settings an `auth/*` scenario's context asks for (as the Rust client does):
+    a client ID metadata document URL offered always, loopback allowed for the harness's
+    mock authorization server, the redirects followed headlessly (it auto-approves)."""
+    base: dict[str, Any] = {
+        "client_name": "oxmcp-conformance-client",
+        "redirect_uri": "http://localhost:3000/callback",
+        "client_metadata_url": "https://conformance-test.local/client-metadata.json",
+        "allow_loopback": True,
+    }
+
+    def need(key: str) -> str:
+        value = context.get(key)
+        if not isinstance(value, str):
+            raise SystemExit(f"context: no {key}")
+        return value
+
+    # 0.1.16 names no context for the SEP-990 scenario; its fields say what it is.
+    if isinstance(context.get("idp_id_token"), str):
+        return OAuth(
+            **base,
+            grant="enterprise",
+            idp_token_endpoint=need("idp_token_endpoint"),
+            idp_client_id=need("idp_client_id"),
+            idp_id_token=need("idp_id_token"),
+            client_id=need("client_id"),
+            client_secret=need("client_secret"),
+        )
+    name = context.get("name")
+    if name == "auth/pre-registration":
+        return OAuth(
+            **base, client_id=need("client_id"), client_secret=context.get("client_secret")
+        )
+    if name == "auth/client-credentials-basic":
+        return OAuth(
+            **base,
+            grant="client_credentials",
+            client_id=need("client_id"),
+            client_secret=need("client_secret"),
+        )
+    if name == "auth/client-credentials-jwt":
+        return OAuth(
+            **base,
+            grant="client_credentials",
+            client_id=need("client_id"),
+            private_key_pem=need("private_key_pem"),
+        )
+    return OAuth(**base)
+
+
 async def main(url: str) -> None:
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    try:
+        context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT", "") or "{}")
+    except json.JSONDecodeError:
+        context = {}
+    if not isinstance(context, dict):
+        context = {}
+    auth = oauth(context) if scenario.startswith("auth/") else None
 
     # Accept with no values: the core fills in the schema's defaults (SEP-1034).
     def elicit(params: dict[str, Any]) -> dict[str, Any]:
         return {"action": "accept", "content": {}}
 
     async with Client.http(
-        url, name="oxmcp-conformance-client", elicitation_callback=elicit
+        url, auth=auth, name="oxmcp-conformance-client", elicitation_callback=elicit
     ) as client:
         print(
             f"connected: protocol {client.protocol_version}, "
@@ -71,11 +128,7 @@ async def main(url: str) -> None:
         else:
             # The harness may say which calls to make; otherwise call every listed tool
             # without arguments, the most any client can do.
-            try:
-                context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT", "") or "{}")
-            except json.JSONDecodeError:
-                context = {}
-            calls = context.get("toolCalls") if isinstance(context, dict) else None
+            calls = context.get("toolCalls")
             if isinstance(calls, list):
                 planned = [
                     (c["name"], c.get("arguments") or {})

@@ -3,7 +3,11 @@ the stubs and annotations stay honest. It is never executed by the tests."""
 
 from __future__ import annotations
 
-from oxmcp import Client, Context, Image, McpError, RpcError, Server
+from typing import Any
+
+from oxmcp import Client, Context, Host, Image, McpError, OAuth, RpcError, Server, translate
+from oxmcp.cli import run as run_cli
+from oxmcp.host import ServerStatus, Transcript
 from oxmcp.types import AccessClaims, CallToolResult, ListToolsResult
 
 server = Server("typed", "1.0.0", instructions="typed usage")
@@ -72,3 +76,42 @@ async def scaled() -> str:
     )
     replica.run("http", auth=verify_token, authorization_servers=["https://auth.example"])
     return guarded.url
+
+
+class Store:
+    def load(self, key: str) -> dict[str, Any] | None:
+        return None
+
+    def save(self, key: str, value: dict[str, Any]) -> None:
+        pass
+
+    def remove(self, key: str) -> None:
+        pass
+
+
+async def use_host() -> str:
+    tools = translate.to_openai([{"name": "add", "inputSchema": {"type": "object"}}])
+    reports: list[translate.ToolReport] = tools.reports
+    calls: list[translate.ToolCall] = tools.calls({"role": "assistant", "content": "hi"})
+    back = tools.results([(c, {"content": []}) for c in calls])
+    gemini = translate.to_gemini({"s": []}, openapi=True).tools
+
+    async def model(messages: list[dict[str, Any]], tools: Any) -> dict[str, Any]:
+        return {"role": "assistant", "content": "done"}
+
+    async with Host.from_config("mcp.json", connect_timeout=5.0) as host:
+        status: list[ServerStatus] = await host.status()
+        result: CallToolResult = await host.call_tool("weather", "get_weather", {"city": "x"})
+        t = await host.translate("anthropic", namespace="collision")
+        transcript: Transcript = await host.run_agent(model, [], provider="openai", max_steps=3)
+        auth = OAuth(
+            client_id="app", authorizer=lambda url: url, token_store=Store(), allow_loopback=True
+        )
+        async with Client.http("http://127.0.0.1:1/mcp", auth=auth) as c:
+            await c.ping()
+        code: int = run_cli(["tools", "--config", "mcp.json"])
+        return (
+            transcript["final_text"]
+            + str(len(status) + len(result["content"]) + len(t.tools) + code)
+            + str(len(reports) + len(back) + len(gemini))
+        )

@@ -16,6 +16,8 @@ _EXPORTS = {
     "Server": "server",
     "HttpServer": "server",
     "Client": "client",
+    "Host": "host",
+    "OAuth": "auth",
     "Context": "context",
     "Image": "content",
     "Audio": "content",
@@ -40,6 +42,8 @@ __all__ = [
     "Server",
     "HttpServer",
     "Client",
+    "Host",
+    "OAuth",
     "Context",
     "Image",
     "Audio",
@@ -59,10 +63,12 @@ __all__ = [
     "AuthError",
     "ToolError",
     "types",
+    "translate",
 ]
 
 if TYPE_CHECKING:
-    from . import types
+    from . import translate, types
+    from .auth import OAuth
     from .client import Client
     from .content import Audio, EmbeddedResource, Image
     from .context import Context
@@ -82,16 +88,17 @@ if TYPE_CHECKING:
         TransportError,
         UnsupportedProtocolVersionError,
     )
+    from .host import Host
     from .server import HttpServer, Server
 
 
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
-        if name == "types":
-            from . import types
+        if name in ("types", "translate"):
+            import importlib
 
-            return types
+            return importlib.import_module(f"oxmcp.{name}")
         raise AttributeError(f"module 'oxmcp' has no attribute {name!r}")
     import importlib
 

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from typing import Any, cast
 
 from . import _native
+from .auth import OAuth
 from .types import (
     CallToolResult,
     CompleteResult,
@@ -177,6 +178,7 @@ class Client:
         url: str,
         *,
         headers: Mapping[str, str] | None = None,
+        auth: OAuth | None = None,
         name: str | None = None,
         version: str | None = None,
         protocol_version: str | None = None,
@@ -190,7 +192,9 @@ class Client:
         resource_updated_callback: Callback | None = None,
         message_handler: Callback | None = None,
     ) -> _Connect:
-        """Connects to a Streamable HTTP server (falling back to legacy HTTP+SSE)."""
+        """Connects to a Streamable HTTP server (falling back to legacy HTTP+SSE). With
+        ``auth=OAuth(...)`` a 401 from the server runs the OAuth 2.1 flow (see
+        :class:`oxmcp.OAuth`) and the request is sent again with the token."""
 
         async def open_() -> Client:
             tasks: set[asyncio.Task[Any]] = set()
@@ -210,7 +214,10 @@ class Client:
                 tasks,
             )
             native = await _native.NativeClient.connect_http(
-                url, list(headers.items()) if headers else None, config
+                url,
+                list(headers.items()) if headers else None,
+                config,
+                auth.settings() if auth is not None else None,
             )
             return cls(native, tasks)
 

@@ -1,0 +1,224 @@
+"""The host: every server of an ``mcpServers`` config behind one set of namespaced tools.
+
+>>> async with Host.from_config("mcp.json") as host:
+...     print(await host.status())                     # failed servers named, with stderr
+...     tools = (await host.translate("openai")).tools  # ready for the API request
+...     transcript = await host.run_agent(model, messages, provider="openai")
+
+Servers start concurrently, each under its own timeout, and one that does not exist, crashes
+or never answers leaves the others working. Each server keeps one session; its tools are
+cached until it says they changed; a crashed stdio server starts again on the next call. All
+of that is the core's (``oxmcp::host``); this module only gives it a Python shape.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from typing import Any, Literal, TypedDict, cast
+
+from typing_extensions import NotRequired
+
+from . import _native
+from .translate import Namespace, Provider, Translation, _plain
+from .types import CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, Tool
+
+__all__ = ["CallRecord", "Host", "Model", "ServerStatus", "Transcript"]
+
+Model = Callable[[list[dict[str, Any]], Any], Any]
+"""``model(messages, tools) -> assistant turn`` (``def`` or ``async def``): the conversation
+and the request's ``tools`` value in the provider's format in, the assistant message (or the
+whole API response, a dict or a provider SDK's pydantic object) out."""
+
+
+class ServerStatus(TypedDict):
+    name: str
+    state: Literal["connected", "failed", "disabled"]
+    protocol_version: NotRequired[str]
+    server_info: NotRequired[str]
+    error: NotRequired[str]
+    error_kind: NotRequired[str]
+    stderr: NotRequired[str]
+    restarts: int
+
+
+class CallRecord(TypedDict):
+    step: int
+    name: str
+    server: str | None
+    tool: str | None
+    arguments: Any
+    is_error: bool
+    text: str
+
+
+class Transcript(TypedDict):
+    messages: list[dict[str, Any]]
+    final_text: str
+    steps: int
+    stop: Literal["final", "step_limit"]
+    calls: list[CallRecord]
+
+
+class _Start:
+    """``Host.from_config(...)``: await it for a host, or use it as an async context manager
+    (every server closed on exit)."""
+
+    def __init__(self, opener: Callable[[], Awaitable[Host]]) -> None:
+        self._opener = opener
+        self._host: Host | None = None
+
+    def __await__(self) -> Generator[Any, None, Host]:
+        return self._opener().__await__()
+
+    async def __aenter__(self) -> Host:
+        self._host = await self._opener()
+        return self._host
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._host is not None:
+            await self._host.close()
+
+
+def _model_adapter(model: Model) -> Callable[..., Any]:
+    """Lets the model return a provider SDK's pydantic object as well as a dict, keeping
+    ``def`` versus ``async def`` (the core runs each its own way)."""
+    call = type(model).__call__ if not inspect.isfunction(model) else None
+    if inspect.iscoroutinefunction(model) or inspect.iscoroutinefunction(call):
+
+        async def run_async(messages: list[dict[str, Any]], tools: Any) -> Any:
+            return _plain(await model(messages, tools))
+
+        return run_async
+
+    def run(messages: list[dict[str, Any]], tools: Any) -> Any:
+        out = model(messages, tools)
+        if inspect.isawaitable(out):
+            raise TypeError(
+                "the model returned an awaitable from a plain function; make it `async def`"
+            )
+        return _plain(out)
+
+    return run
+
+
+class Host:
+    """Many MCP servers from one config."""
+
+    def __init__(self, native: _native.NativeHost) -> None:
+        self._native = native
+
+    @classmethod
+    def from_config(
+        cls,
+        config: str | os.PathLike[str] | Mapping[str, Any],
+        *,
+        connect_timeout: float | None = None,
+        restart: bool = True,
+        client_name: str | None = None,
+    ) -> _Start:
+        """Starts the servers of ``config``: a file in the Claude Desktop, Cursor, Claude Code
+        (``.mcp.json``) or VS Code shape, or the parsed dict. ``${VAR}`` and ``${env:VAR}``
+        are expanded from the environment. Only a bad config raises
+        (:class:`oxmcp.ConfigError` naming the file, server and field); a server that cannot
+        start is reported by :meth:`status`."""
+        source: Any = os.fspath(config) if isinstance(config, os.PathLike) else config
+
+        async def open_() -> Host:
+            native = await _native.NativeHost.start(source, connect_timeout, restart, client_name)
+            return cls(native)
+
+        return _Start(open_)
+
+    async def __aenter__(self) -> Host:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def server_names(self) -> list[str]:
+        """The enabled servers, in config order."""
+        return self._native.server_names()
+
+    async def status(self) -> list[ServerStatus]:
+        """Each server's state; a failed one carries the error and its stderr tail."""
+        return cast("list[ServerStatus]", await self._native.status())
+
+    async def tools(self) -> dict[str, list[Tool]]:
+        """Each connected server's tools (cached until the server sends ``list_changed``)."""
+        return cast("dict[str, list[Tool]]", await self._native.tools())
+
+    async def resources(self) -> dict[str, list[Resource]]:
+        return cast("dict[str, list[Resource]]", await self._native.resources())
+
+    async def prompts(self) -> dict[str, list[Prompt]]:
+        return cast("dict[str, list[Prompt]]", await self._native.prompts())
+
+    async def translate(
+        self, provider: Provider = "openai", *, strict: bool = True, namespace: Namespace = "always"
+    ) -> Translation:
+        """Every connected server's tools in ``provider``'s format (see
+        :mod:`oxmcp.translate`); ``translation.calls(turn)`` routes the model's calls back."""
+        return Translation(await self._native.translate(provider, strict, namespace))
+
+    async def call_tool(
+        self,
+        server: str,
+        tool: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> CallToolResult:
+        """``tools/call`` on ``server`` over its one session (a crashed stdio server is started
+        again first). A tool's own failure is an ``isError`` result, not an exception."""
+        return cast(
+            CallToolResult,
+            await self._native.call_tool(server, tool, dict(arguments or {}), timeout),
+        )
+
+    async def read_resource(self, server: str, uri: str) -> ReadResourceResult:
+        return cast(ReadResourceResult, await self._native.read_resource(server, uri))
+
+    async def get_prompt(
+        self, server: str, name: str, arguments: Mapping[str, str] | None = None
+    ) -> GetPromptResult:
+        return cast(
+            GetPromptResult,
+            await self._native.get_prompt(server, name, dict(arguments or {})),
+        )
+
+    async def run_agent(
+        self,
+        model: Model,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        provider: Provider = "openai",
+        strict: bool = True,
+        namespace: Namespace = "always",
+        max_steps: int = 16,
+    ) -> Transcript:
+        """The agent loop: ask ``model``, run the tool calls of its turn concurrently, feed the
+        results back, until a turn without tool calls or ``max_steps`` turns. A tool call the
+        model got wrong, or one that failed, becomes an error result the model sees; only an
+        exception from ``model`` itself ends the run (raised as it was)."""
+        return cast(
+            Transcript,
+            await self._native.run_agent(
+                # A non-callable goes through as is: the native side names the mistake.
+                _model_adapter(model) if callable(model) else model,
+                [dict(m) for m in messages],
+                provider,
+                strict,
+                namespace,
+                max_steps,
+            ),
+        )
+
+    async def close(self) -> None:
+        """Closes every session; stdio servers go through the shutdown ladder."""
+        await self._native.close()
+
+    def __repr__(self) -> str:
+        return f"<Host {', '.join(self.server_names)}>"
