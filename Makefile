@@ -314,20 +314,20 @@ python-venv: python-wheel
 	  -r tests/interop/python/requirements.txt -r tests/python/requirements.txt \
 	  $(PY_WHEELS)/oxmcp-*.whl
 
-python-test: python-venv
+python-test: python-venv host-deps scale-out-deps
 	$(PY_TEST_VENV)/bin/ruff check bindings-python/python examples/python tests/python
 	$(PY_TEST_VENV)/bin/ruff format --check bindings-python/python examples/python tests/python
 	cd tests/python && $(PY_TEST_VENV)/bin/python -m mypy.stubtest oxmcp._native
 	cd tests/python && $(PY_TEST_VENV)/bin/mypy --strict typing_usage.py
-	cd tests/python && OXMCP_WHEEL_DIR=$(PY_WHEELS) OXMCP_REPO=$(CURDIR) \
+	cd tests/python && OXMCP_WHEEL_DIR=$(PY_WHEELS) OXMCP_REPO=$(CURDIR) OXMCP_REQUIRE_INTEROP=1 \
 	  $(PY_TEST_VENV)/bin/python -m pytest -c pytest.ini .
 	$(MAKE) python-conformance
 
 # The official conformance suite against the Python fixture server
 # (examples/python/conformance_server.py: 0.1.16, 0.2.0-alpha.12 --requirements 2025-11-25 and
 # 2026-07-28, stateful and --stateless; only the tasks extension is expected to fail, as for
-# the Rust fixture) and its client scenarios against the Python conformance client (auth/*
-# are the expected failures there). Both run from the test venv, i.e. the installed wheel.
+# the Rust fixture) and its client scenarios against the Python conformance client (every
+# one passes, auth/* included). Both run from the test venv, i.e. the installed wheel.
 python-conformance: conformance-deps
 	$(CONFORMANCE_DIR)/node_modules/.bin/node $(CONFORMANCE_DIR)/run.mjs \
 	  --server "$(PY_TEST_VENV)/bin/python $(CURDIR)/examples/python/conformance_server.py" \
