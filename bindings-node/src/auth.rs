@@ -244,41 +244,6 @@ impl ServerAuth {
     }
 }
 
-/// What `verifyToken` resolves to.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct JsClaims {
-    subject: Option<String>,
-    client_id: Option<String>,
-    #[serde(default)]
-    scopes: OneOrMany,
-    #[serde(default)]
-    audience: OneOrMany,
-    /// Seconds since the Unix epoch.
-    expires_at: Option<f64>,
-}
-
-/// A string or a list of strings (`scopes: "a b"` is split on spaces, as in a token).
-#[derive(Deserialize, Default)]
-#[serde(untagged)]
-enum OneOrMany {
-    #[default]
-    None,
-    One(String),
-    Many(Vec<String>),
-}
-
-impl OneOrMany {
-    fn into_vec(self, split: bool) -> Vec<String> {
-        match self {
-            OneOrMany::None => Vec::new(),
-            OneOrMany::One(s) if split => s.split_whitespace().map(str::to_owned).collect(),
-            OneOrMany::One(s) => vec![s],
-            OneOrMany::Many(v) => v,
-        }
-    }
-}
-
 /// `verifyToken(token) => claims | null`: the introspection, JWT check or lookup the user
 /// supplies; the core then checks expiry, audience and scopes itself.
 struct JsVerifier(Arc<JsAuthCallback>);
@@ -298,31 +263,9 @@ impl TokenVerifier for JsVerifier {
                     )));
                 }
             };
-            if value.is_null() || value == Value::Bool(false) {
-                return Err(Error::Auth("the token is not known".into()));
-            }
-            let claims: JsClaims = serde_json::from_value(value).map_err(|e| {
-                Error::Auth(format!(
-                    "the token verifier returned something other than claims or null: {e}"
-                ))
-            })?;
-            let expires_at = match claims.expires_at {
-                None => None,
-                Some(at) if at.is_finite() && at >= 0.0 => Some(at as u64),
-                Some(_) => {
-                    return Err(Error::Auth(
-                        "the token verifier returned an invalid expiresAt (seconds since 1970)"
-                            .into(),
-                    ));
-                }
-            };
-            Ok(AccessClaims {
-                subject: claims.subject,
-                client_id: claims.client_id,
-                scopes: claims.scopes.into_vec(true),
-                audience: claims.audience.into_vec(false),
-                expires_at,
-            })
+            // `null`/`false`, claims in any spelling `AccessClaims::from_verifier` reads
+            // (`expiresAt`, `clientId`, JWT names), or an auth error: a 401 for this request.
+            AccessClaims::from_verifier(value)
         })
     }
 }

@@ -11,46 +11,8 @@ use oxmcp::{
     auth::{AccessClaims, ProtectedResourceMetadata, ResourceServer, TokenVerifier},
 };
 use pyo3::{prelude::*, types::PyTuple};
-use serde::Deserialize;
 
 use crate::callable::Callable;
-
-/// What the Python verifier returns, as the wire-ish names a user would write.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Claims {
-    #[serde(default)]
-    subject: Option<String>,
-    #[serde(default)]
-    client_id: Option<String>,
-    #[serde(default)]
-    scopes: OneOrMany,
-    #[serde(default)]
-    audience: OneOrMany,
-    #[serde(default)]
-    expires_at: Option<u64>,
-}
-
-/// A list, or one string (scopes space-separated, as OAuth writes them).
-#[derive(Deserialize, Default)]
-#[serde(untagged)]
-enum OneOrMany {
-    #[default]
-    None,
-    One(String),
-    Many(Vec<String>),
-}
-
-impl OneOrMany {
-    fn into_vec(self, split: bool) -> Vec<String> {
-        match self {
-            OneOrMany::None => Vec::new(),
-            OneOrMany::One(s) if split => s.split_whitespace().map(str::to_owned).collect(),
-            OneOrMany::One(s) => vec![s],
-            OneOrMany::Many(v) => v,
-        }
-    }
-}
 
 struct PyVerifier {
     callable: Callable,
@@ -69,22 +31,9 @@ impl TokenVerifier for PyVerifier {
                 // The exception's text becomes the 401's `error_description`; the token itself
                 // never appears in it (the verifier got it, the client already has it).
                 .map_err(|e| Error::Auth(format!("the verifier raised: {e}")))?;
-            if out.is_null() {
-                return Err(Error::Auth("the verifier did not accept the token".into()));
-            }
-            let claims: Claims = serde_json::from_value(out).map_err(|e| {
-                Error::Auth(format!(
-                    "the verifier returned unusable claims (expected subject, client_id, \
-                     scopes, audience, expires_at): {e}"
-                ))
-            })?;
-            Ok(AccessClaims {
-                subject: claims.subject,
-                client_id: claims.client_id,
-                scopes: claims.scopes.into_vec(true),
-                audience: claims.audience.into_vec(false),
-                expires_at: claims.expires_at,
-            })
+            // `None`, a dict in any of the spellings `AccessClaims::from_verifier` reads, or
+            // something it refuses with an auth error (a 401 for this request only).
+            AccessClaims::from_verifier(out)
         })
     }
 }

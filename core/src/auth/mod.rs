@@ -16,6 +16,7 @@
 mod authorize;
 mod browser;
 mod challenge;
+mod claims;
 mod fetch;
 mod jwt;
 mod metadata;
