@@ -84,17 +84,18 @@ pub(super) fn factory(args: &Args, browser: Option<Arc<BrowserAuthorizer>>) -> A
 }
 
 /// `oxmcp login SERVER`: exit 0 once the server accepted us, with the tokens stored.
-pub(super) async fn login(args: &Args, config: Config, mut options: HostOptions) -> u8 {
+pub(super) async fn login(
+    args: &Args,
+    path: &std::path::Path,
+    config: Config,
+    mut options: HostOptions,
+) -> u8 {
     let [server] = args.positional.as_slice() else {
         return super::usage("`login` takes SERVER");
     };
-    let Some(spec) = config.servers.iter().find(|s| &s.name == server).cloned() else {
-        let known: Vec<&str> = config.servers.iter().map(|s| s.name.as_str()).collect();
-        eprintln!(
-            "oxmcp: server `{server}` is not in the config (servers: {})",
-            known.join(", ")
-        );
-        return 3;
+    let spec = match super::one_server(&config, path, server) {
+        Ok(spec) => spec,
+        Err(code) => return code,
     };
     if !matches!(spec.transport, TransportSpec::Http { .. }) {
         return super::usage(format!(

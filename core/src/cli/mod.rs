@@ -27,7 +27,7 @@ use std::{
 
 use crate::{
     ErrorKind,
-    host::{Config, Host, HostOptions, TransportSpec},
+    host::{Config, Host, HostOptions, ServerSpec, TransportSpec},
     schema::{Namespace, Provider, TranslateOptions},
     session::RequestOptions,
     transport::tap::Direction,
@@ -251,7 +251,7 @@ pub async fn run(argv: Vec<String>) -> u8 {
         }));
     }
     if args.command == "login" {
-        return login::login(&args, config, options).await;
+        return login::login(&args, &path, config, options).await;
     }
     // Tokens from an earlier `oxmcp login` are used (and refreshed) for `url` servers.
     if config
@@ -264,15 +264,9 @@ pub async fn run(argv: Vec<String>) -> u8 {
     if args.command == "call" {
         // Only the named server is started: calling one tool should not wait for the others.
         let server = &args.positional[0];
-        let Some(spec) = config.servers.iter().find(|s| &s.name == server).cloned() else {
-            let known: Vec<&str> = config.servers.iter().map(|s| s.name.as_str()).collect();
-            let why = if config.disabled.contains(server) {
-                "is disabled in the config".to_owned()
-            } else {
-                format!("is not in the config (servers: {})", known.join(", "))
-            };
-            eprintln!("oxmcp: {}: server `{server}` {why}", path.display());
-            return 3;
+        let spec = match one_server(&config, &path, server) {
+            Ok(spec) => spec,
+            Err(code) => return code,
         };
         let host = Host::start(
             Config {
@@ -337,6 +331,21 @@ pub async fn run(argv: Vec<String>) -> u8 {
     };
     host.close().await;
     if failed && code == 0 { 4 } else { code }
+}
+
+/// The config entry of `server`, or exit code 3 with a message saying why there is none.
+fn one_server(config: &Config, path: &std::path::Path, server: &str) -> Result<ServerSpec, u8> {
+    if let Some(spec) = config.servers.iter().find(|s| s.name == server) {
+        return Ok(spec.clone());
+    }
+    let known: Vec<&str> = config.servers.iter().map(|s| s.name.as_str()).collect();
+    let why = if config.disabled.iter().any(|d| d == server) {
+        "is disabled in the config".to_owned()
+    } else {
+        format!("is not in the config (servers: {})", known.join(", "))
+    };
+    eprintln!("oxmcp: {}: server `{server}` {why}", path.display());
+    Err(3)
 }
 
 async fn report_failures(host: &Host) -> bool {
