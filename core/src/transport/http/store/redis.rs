@@ -762,10 +762,9 @@ mod tests {
             retries: 0,
             ..RedisStoreOptions::default()
         };
-        let err = RedisStore::connect("redis://:hunter2@127.0.0.1:1/", options)
-            .await
-            .err()
-            .expect("nothing listens on port 1");
+        let Err(err) = RedisStore::connect("redis://:hunter2@127.0.0.1:1/", options).await else {
+            panic!("nothing listens on port 1");
+        };
         let text = err.to_string();
         assert!(
             text.contains("127.0.0.1:1") && !text.contains("hunter2"),
