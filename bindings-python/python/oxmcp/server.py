@@ -4,12 +4,15 @@ completions, and ``run`` / ``serve_stdio`` / ``serve_http`` to serve them.
 Registration converts a Python function into a definition (schemas derived by pydantic) and
 hands both to the native server; from then on the core does the protocol and calls the
 function back: a ``def`` on a worker thread (no event-loop hop), an ``async def`` on the loop
-the server was started from.
+the server was started from. An ``async def`` tool whose body can never suspend (no
+``await``, ``async for`` or ``async with``) and does not reach for the running loop is run
+like a ``def``: its coroutine is driven to the end on the worker thread, sparing the hop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dis
 import inspect
 import sys
 from collections.abc import Awaitable, Callable
@@ -31,6 +34,62 @@ def _is_async(fn: Callable[..., Any]) -> bool:
     # A callable object whose __call__ is `async def` counts too.
     call = type(fn).__call__ if not inspect.isfunction(fn) else None
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
+
+
+#: The opcodes where a coroutine can suspend (3.10: YIELD_FROM; 3.11+: SEND/YIELD_VALUE).
+_SUSPENDING = frozenset(
+    {
+        "YIELD_VALUE",
+        "YIELD_FROM",
+        "SEND",
+        "GET_AWAITABLE",
+        "GET_AITER",
+        "GET_ANEXT",
+        "BEFORE_ASYNC_WITH",
+        "END_ASYNC_FOR",
+        "ASYNC_GEN_WRAP",
+    }
+)
+#: Names that need the running loop on the calling thread (`create_task` fire-and-forget, a
+#: `get_running_loop().call_soon(...)`): a coroutine that uses them stays on the loop.
+_NEEDS_LOOP = frozenset(
+    {
+        "get_running_loop",
+        "get_event_loop",
+        "create_task",
+        "ensure_future",
+        "current_task",
+        "all_tasks",
+        "TaskGroup",
+        "timeout",
+        "run_coroutine_threadsafe",
+        "sleep",
+        "asyncio",
+        "anyio",
+    }
+)
+
+
+def _never_suspends(fn: Callable[..., Any]) -> bool:
+    """Whether calling the coroutine function ``fn`` gives a coroutine that runs to its end
+    on the first step, without the event loop: no suspension point in its own code, and no
+    name that needs the loop. Nested functions have their own code and are not called here."""
+    if not inspect.isfunction(fn) or not inspect.iscoroutinefunction(fn):
+        return False
+    code = fn.__code__
+    if _NEEDS_LOOP & set(code.co_names):
+        return False
+    return not any(i.opname in _SUSPENDING for i in dis.get_instructions(code))
+
+
+def _run_now(coroutine: Any) -> Any:
+    """Drives a coroutine that cannot suspend to its result (see :func:`_never_suspends`)."""
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value
+    coroutine.close()
+    raise RuntimeError("oxmcp: a coroutine judged unable to suspend did suspend")
 
 
 class HttpServer:
@@ -153,7 +212,16 @@ class Server:
         jsonable = _signature.jsonable
         raw_args = input_schema is not None  # a hand-written schema: arguments as given
 
-        if is_async:
+        if is_async and _never_suspends(fn):
+
+            def call_now(args: dict[str, Any], native_ctx: _native.NativeContext) -> Any:
+                kwargs = args if raw_args else convert_args(derived, args)
+                if ctx_param is not None:
+                    kwargs = {**kwargs, ctx_param: Context(native_ctx)}
+                return jsonable(_run_now(fn(**kwargs)))
+
+            self._native.add_tool(tool, call_now, False, wrapped)
+        elif is_async:
 
             async def call_async(args: dict[str, Any], native_ctx: _native.NativeContext) -> Any:
                 kwargs = args if raw_args else convert_args(derived, args)
