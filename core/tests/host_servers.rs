@@ -16,7 +16,7 @@ use std::{
 };
 
 use oxmcp::{
-    ErrorKind,
+    ErrorKind, ProtocolVersion,
     host::{AgentOptions, Config, Host, HostOptions, ModelRequest, StopReason},
     protocol::{CallToolResult, Tool},
     schema::{Provider, TranslateOptions},
@@ -398,7 +398,28 @@ async fn a_crashed_server_is_restarted_on_the_next_call() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_server_s_list_changed_refreshes_the_cached_tools() {
-    let server = Server::builder("dynamic", "1.0").build();
+    // Both eras: a 2026-07-28 server announces changes on a `subscriptions/listen` stream, a
+    // handshake-era one (2025-11-25 only) with `notifications/tools/list_changed` on its GET
+    // stream; either way the host's cache follows, and only then.
+    for versions in [
+        vec![],
+        vec![ProtocolVersion::V2025_11_25, ProtocolVersion::V2025_06_18],
+    ] {
+        list_changed_refreshes(versions).await;
+    }
+}
+
+async fn list_changed_refreshes(versions: Vec<ProtocolVersion>) {
+    let era = if versions.is_empty() {
+        "2026-07-28"
+    } else {
+        "2025-11-25"
+    };
+    let mut builder = Server::builder("dynamic", "1.0");
+    if !versions.is_empty() {
+        builder = builder.protocol_versions(versions);
+    }
+    let server = builder.build();
     server
         .add_tool(
             Tool::new("first", "the first tool", json!({"type": "object"})),
@@ -412,9 +433,30 @@ async fn an_http_server_s_list_changed_refreshes_the_cached_tools() {
         .await
         .unwrap();
     let url = http.url();
-    let host = Host::start(config(json!({"mcpServers": {"dyn": {"url": url}, "bad-scheme-free": {"type": "http", "url": "http://127.0.0.1:1/mcp", "timeout": 3}}})), HostOptions::default()).await;
+    // Counts the `tools/list` requests the host sends to `dyn`.
+    let lists = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = lists.clone();
+    let options = HostOptions {
+        trace: Some(Arc::new(
+            move |server: &str, dir: Direction, bytes: &[u8]| {
+                if server == "dyn"
+                    && matches!(dir, Direction::Outbound)
+                    && String::from_utf8_lossy(bytes).contains("\"method\":\"tools/list\"")
+                {
+                    seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+            },
+        )),
+        ..HostOptions::default()
+    };
+    let host = Host::start(config(json!({"mcpServers": {"dyn": {"url": url}, "bad-scheme-free": {"type": "http", "url": "http://127.0.0.1:1/mcp", "timeout": 3}}})), options).await;
     let status = host.status().await;
     assert_eq!(status[0].state, "connected", "{status:?}");
+    assert_eq!(
+        status[0].protocol_version.as_deref(),
+        Some(era),
+        "{status:?}"
+    );
     assert_eq!(status[1].state, "failed", "{status:?}");
     let names = |tools: &[(String, Arc<Vec<Tool>>)]| {
         tools
@@ -423,6 +465,12 @@ async fn an_http_server_s_list_changed_refreshes_the_cached_tools() {
             .collect::<Vec<_>>()
     };
     assert_eq!(names(&host.tools().await), ["first"]);
+    // Nothing changed: the cache answers, the server is not asked again.
+    for _ in 0..5 {
+        assert_eq!(names(&host.tools().await), ["first"]);
+    }
+    let before = lists.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(before, 1, "{era}: one tools/list for six listings");
     server
         .add_tool(
             Tool::new("second", "added at run time", json!({"type": "object"})),
@@ -442,7 +490,11 @@ async fn an_http_server_s_list_changed_refreshes_the_cached_tools() {
     assert_eq!(
         listed,
         ["first", "second"],
-        "list_changed never refreshed the cache"
+        "{era}: list_changed never refreshed the cache"
+    );
+    assert!(
+        lists.load(std::sync::atomic::Ordering::SeqCst) > before,
+        "{era}"
     );
     let r = host.call_tool("dyn", "second", json!({})).await.unwrap();
     assert_eq!(r.text_content(), "second!");
