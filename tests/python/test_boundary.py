@@ -273,23 +273,50 @@ def test_one_server_two_loops_is_a_clear_error() -> None:
     assert asyncio.run(serve_c()) == "hi"
 
 
+HI_SERVER = (
+    "import oxmcp\ns = oxmcp.Server('s')\n@s.tool()\ndef hi() -> str:\n    return 'hi'\ns.run()\n"
+)
+
+
 def test_fork_gets_a_fresh_runtime(http_url: str) -> None:
-    # Over HTTP: a child process spawned from a forked child is a known gap (tokio's SIGCHLD
-    # pipe is shared with the parent after fork), see the README.
+    # A forked child gets its own runtime and its own spawner thread: it can reach an HTTP
+    # server and start (and reap) a stdio server of its own, while the parent goes on too.
     code = textwrap.dedent(
         f"""
         import asyncio, os, sys
         import oxmcp
 
+        STDIO = [sys.executable, "-c", {HI_SERVER!r}]
+
         async def call():
             async with oxmcp.Client.http({http_url!r}) as c:
                 return (await c.call_tool("add", {{"a": 1, "b": 2}}))["structuredContent"]["result"]
 
+        async def stdio():
+            async with oxmcp.Client.stdio(STDIO[0], STDIO[1:]) as c:
+                return (await c.call_tool("hi", {{}}))["content"][0]["text"]
+
+        def children():
+            me = str(os.getpid())
+            found = []
+            for d in os.listdir("/proc"):
+                try:
+                    stat = open(f"/proc/{{d}}/stat").read().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                if stat[1] == me:
+                    found.append(stat[0])
+            return found
+
         assert asyncio.run(call()) == 3       # the parent's runtime is up
+        assert asyncio.run(stdio()) == "hi"   # and its spawner thread
         pid = os.fork()
         if pid == 0:
-            ok = asyncio.run(call()) == 3     # the child builds its own
+            ok = asyncio.run(asyncio.wait_for(call(), 20)) == 3
+            ok = ok and asyncio.run(asyncio.wait_for(stdio(), 20)) == "hi"
+            ok = ok and children() == []      # the stdio server was reaped: no zombie
             os._exit(0 if ok else 1)
+        assert asyncio.run(stdio()) == "hi"   # the parent is unaffected
         _, status = os.waitpid(pid, 0)
         sys.exit(os.waitstatus_to_exitcode(status))
         """

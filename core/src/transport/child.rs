@@ -709,22 +709,35 @@ type SpawnJob = Box<dyn FnOnce() + Send>;
 
 /// Forks every child from one thread that lives as long as the process, because
 /// `PR_SET_PDEATHSIG` fires when the forking *thread* exits, and runtime threads come and go.
+///
+/// The thread is per *process*: a process forked from one that already spawned children (a
+/// Python program calling `os.fork()`) inherits the sender but not the thread, so the sender
+/// is kept with the pid that started its thread, and a new process starts its own.
 async fn spawn_from_spawner_thread(mut cmd: Command) -> io::Result<Child> {
-    static SPAWNER: OnceLock<Mutex<std_mpsc::Sender<SpawnJob>>> = OnceLock::new();
-    let spawner = SPAWNER.get_or_init(|| {
-        let (tx, rx) = std_mpsc::channel::<SpawnJob>();
-        let started = std::thread::Builder::new()
-            .name("oxmcp-spawner".into())
-            .spawn(move || {
-                while let Ok(job) = rx.recv() {
-                    job();
-                }
-            });
-        if let Err(e) = started {
-            tracing::error!(target: "oxmcp", "could not start the spawner thread: {e}");
+    static SPAWNER: std::sync::Mutex<Option<(u32, std_mpsc::Sender<SpawnJob>)>> =
+        std::sync::Mutex::new(None);
+    let spawner = {
+        let mut slot = SPAWNER.lock().unwrap_or_else(|e| e.into_inner());
+        let pid = std::process::id();
+        match slot.as_ref() {
+            Some((owner, tx)) if *owner == pid => tx.clone(),
+            _ => {
+                let (tx, rx) = std_mpsc::channel::<SpawnJob>();
+                std::thread::Builder::new()
+                    .name("oxmcp-spawner".into())
+                    .spawn(move || {
+                        while let Ok(job) = rx.recv() {
+                            job();
+                        }
+                    })
+                    .map_err(|e| {
+                        io::Error::other(format!("cannot start the spawner thread: {e}"))
+                    })?;
+                *slot = Some((pid, tx.clone()));
+                tx
+            }
         }
-        Mutex::new(tx)
-    });
+    };
     let handle = tokio::runtime::Handle::current();
     let (tx, rx) = oneshot::channel();
     let job: SpawnJob = Box::new(move || {
@@ -733,7 +746,6 @@ async fn spawn_from_spawner_thread(mut cmd: Command) -> io::Result<Child> {
         let _ = tx.send(cmd.spawn());
     });
     spawner
-        .lock()
         .send(job)
         .map_err(|_| io::Error::other("the spawner thread is not running"))?;
     rx.await
