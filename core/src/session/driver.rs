@@ -347,7 +347,7 @@ impl Session {
                 id.clone(),
                 Inflight {
                     cancel: cancel.clone(),
-                    method: method.clone(),
+                    initialize: method == methods::INITIALIZE,
                 },
             );
         }
@@ -402,7 +402,7 @@ impl Session {
                 let inflight = self.inner.inflight.lock();
                 match inflight.get(&id) {
                     // `initialize` must not be cancelled; a cancel for it is ignored.
-                    Some(f) if f.method != methods::INITIALIZE => f.cancel.cancel(),
+                    Some(f) if !f.initialize => f.cancel.cancel(),
                     _ => {
                         tracing::debug!(target: "oxmcp", "ignored cancel for unknown request {id}")
                     }

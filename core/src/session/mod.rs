@@ -93,7 +93,8 @@ impl std::fmt::Debug for Session {
 
 struct Inflight {
     cancel: CancellationToken,
-    method: String,
+    /// `initialize` must not be cancelled (the only method a cancel needs to know).
+    initialize: bool,
 }
 
 struct Inner {
@@ -162,6 +163,17 @@ impl Session {
     /// The negotiated handshake-era revision, if `initialize` has been answered.
     pub fn protocol_version(&self) -> Option<ProtocolVersion> {
         self.inner.state.read().protocol_version
+    }
+
+    /// Whether `initialize` has been answered, without copying the state (a request checks
+    /// this on every call; [`Session::state`] clones the peer's identity and capabilities).
+    pub fn is_initialized(&self) -> bool {
+        self.inner.state.read().is_initialized()
+    }
+
+    /// Reads the state in place, for callers that need one field of it.
+    pub(crate) fn with_state<R>(&self, read: impl FnOnce(&SessionState) -> R) -> R {
+        read(&self.inner.state.read())
     }
 
     /// Changes the state (used by the roles to record the handshake).
