@@ -112,6 +112,11 @@ struct Inner {
     done: CancellationToken,
     close_reason: Mutex<Option<Error>>,
     dropped_log: Mutex<LogLimiter>,
+    /// Whether the driver polls a new request's handler once itself before giving it a task:
+    /// only on a current-thread runtime, where the task would run on this same thread anyway.
+    /// On a multi-threaded one the task may start on another worker at once, and a handler
+    /// that computes before its first await must not hold up the frames behind it.
+    poll_inline: bool,
 }
 
 impl Session {
@@ -139,6 +144,8 @@ impl Session {
                 done: CancellationToken::new(),
                 close_reason: Mutex::new(None),
                 dropped_log: Mutex::new(LogLimiter::new(10, Duration::from_secs(1))),
+                poll_inline: tokio::runtime::Handle::current().runtime_flavor()
+                    == tokio::runtime::RuntimeFlavor::CurrentThread,
             }),
         };
         tokio::spawn(driver::drive(session.clone(), link.inbound, dispatch));
