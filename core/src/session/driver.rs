@@ -1,5 +1,6 @@
 //! The driver task: reads inbound frames in order and routes each message without waiting on
-//! any handler.
+//! any handler (on a current-thread runtime it polls a new handler once, and gives it a task
+//! only if it is not ready).
 
 use std::{
     collections::hash_map::Entry,

@@ -1,10 +1,12 @@
 //! The engine both roles share.
 //!
 //! A [`Session`] owns one transport link. A driver task reads inbound frames in order and
-//! never waits on a handler: requests are spawned, responses resolve their pending entry,
-//! cancellations fire tokens, progress resets timers. Outbound messages from any task go
-//! through one bounded queue to the transport. Every request we send resolves exactly once;
-//! every request we receive is answered exactly once, unless the peer cancelled it.
+//! never waits on a handler: requests are spawned (on a current-thread runtime, a handler
+//! ready at its first poll is answered by the driver itself), responses resolve their
+//! pending entry, cancellations fire tokens, progress resets timers. Outbound messages from
+//! any task go through one bounded queue to the transport. Every request we send resolves
+//! exactly once; every request we receive is answered exactly once, unless the peer
+//! cancelled it.
 
 mod context;
 mod dispatch;
