@@ -125,13 +125,11 @@ async fn handle(
                 "Method not found: `{m}` needs protocol version 2026-07-28 declared in `_meta`"
             ),
         )),
-        (None, _) if !ctx.session().state().is_initialized() => {
-            Err(ErrorObject::invalid_params(format!(
-                "Invalid params for `{method}`: the request declares no `_meta[\"{}\"]` and the session is not \
+        (None, _) if !ctx.session().is_initialized() => Err(ErrorObject::invalid_params(format!(
+            "Invalid params for `{method}`: the request declares no `_meta[\"{}\"]` and the session is not \
              initialized (send `initialize` first, or declare a protocol version)",
-                meta::PROTOCOL_VERSION
-            )))
-        }
+            meta::PROTOCOL_VERSION
+        ))),
         (_, methods::TOOLS_LIST) => list(server, stateless, method, params, features::list_tools),
         (_, methods::RESOURCES_LIST) => {
             list(server, stateless, method, params, features::list_resources)
@@ -143,17 +141,24 @@ async fn handle(
             list(server, stateless, method, params, features::list_prompts)
         }
         (_, methods::TOOLS_CALL) => {
-            let p: CallToolRequestParams = parse_required(method, params)?;
-            let salient = json!({ "name": p.name, "arguments": p.arguments });
-            let (name, arguments) = (p.name.clone(), p.arguments.clone());
-            let scope = round(salient, &p.extra);
+            let CallToolRequestParams {
+                name,
+                arguments,
+                extra,
+                ..
+            } = parse_required(method, params)?;
+            let salient = salient_of(
+                stateless,
+                || json!({ "name": name, "arguments": arguments }),
+            );
+            let scope = round(salient, &extra);
             scope
                 .run(|ctx| features::call_tool(server, &name, arguments, ctx))
                 .await
         }
         (_, methods::RESOURCES_READ) => {
             let p: ResourceUriParams = parse_required(method, params)?;
-            let salient = json!({ "uri": p.uri });
+            let salient = salient_of(stateless, || json!({ "uri": p.uri }));
             let scope = round(salient, &p.extra);
             scope
                 .run(|ctx| features::read_resource(server, &p.uri, stateless, ctx))
@@ -161,7 +166,10 @@ async fn handle(
         }
         (_, methods::PROMPTS_GET) => {
             let p: GetPromptRequestParams = parse_required(method, params)?;
-            let salient = json!({ "name": p.name, "arguments": p.arguments });
+            let salient = salient_of(
+                stateless,
+                || json!({ "name": p.name, "arguments": p.arguments }),
+            );
             let scope = round(salient, &p.extra);
             scope.run(|ctx| features::get_prompt(server, &p, ctx)).await
         }
@@ -189,6 +197,15 @@ async fn handle(
             subscriptions::listen(server, session_id, p, &ctx, version).await
         }
         _ => Err(ErrorObject::method_not_found(method)),
+    }
+}
+
+/// What identifies a multi round-trip request, for sealing its state: only the stateless era
+/// has rounds, so a handshake-era request skips building it (a copy of its arguments).
+fn salient_of(stateless: Option<ProtocolVersion>, build: impl FnOnce() -> Value) -> Value {
+    match stateless {
+        Some(_) => build(),
+        None => Value::Null,
     }
 }
 

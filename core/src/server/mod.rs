@@ -186,7 +186,9 @@ impl std::fmt::Debug for Server {
 #[derive(Default)]
 struct ToolRegistry {
     order: Vec<String>,
-    by_name: HashMap<String, RegisteredTool>,
+    /// Shared, so a call takes its tool out of the lock with a reference count rather than a
+    /// deep copy of the definition and its schemas.
+    by_name: HashMap<String, Arc<RegisteredTool>>,
 }
 
 struct Inner {
@@ -244,7 +246,11 @@ impl Server {
         {
             let mut tools = self.inner.tools.write();
             let name = registered.tool.name.clone();
-            if tools.by_name.insert(name.clone(), registered).is_none() {
+            if tools
+                .by_name
+                .insert(name.clone(), Arc::new(registered))
+                .is_none()
+            {
                 tools.order.push(name);
             }
         }

@@ -121,7 +121,7 @@ impl RequestContext {
             .and_then(ProtocolVersion::parse)
         {
             Some(v) if v.is_stateless() => Some(v),
-            _ => self.session().state().protocol_version,
+            _ => self.session().protocol_version(),
         }
     }
 
@@ -131,7 +131,7 @@ impl RequestContext {
         if self.is_stateless() {
             self.meta()?.get(meta::CLIENT_CAPABILITIES).cloned()
         } else {
-            self.session().state().peer_capabilities
+            self.session().with_state(|s| s.peer_capabilities.clone())
         }
     }
 

@@ -27,8 +27,9 @@ pub struct IncomingRequest {
 /// The engine handles responses, `notifications/cancelled`, `notifications/progress` and
 /// handshake-era `ping`; everything else comes here.
 pub trait Dispatch: Send + Sync + 'static {
-    /// Handles one request. The future runs on its own task; it is dropped if the peer
-    /// cancels the request (the context's token fires first).
+    /// Handles one request. The future runs on its own task (on a current-thread runtime the
+    /// driver polls it once first, and spawns it only if it is not ready); it is dropped if
+    /// the peer cancels the request (the context's token fires first).
     fn request(
         &self,
         request: IncomingRequest,

@@ -1,7 +1,9 @@
 //! The driver task: reads inbound frames in order and routes each message without waiting on
-//! any handler.
+//! any handler (on a current-thread runtime it polls a new handler once, and gives it a task
+//! only if it is not ready).
 
 use std::{
+    collections::hash_map::Entry,
     panic::AssertUnwindSafe,
     sync::{Arc, atomic::Ordering},
 };
@@ -55,10 +57,14 @@ pub(super) async fn drive(
     let mut closing = false;
     // Once we ask the transport to close, it has this long to confirm.
     let mut close_deadline = None;
+    // One waiter on the close token for the whole loop, rather than a registration with the
+    // token (a lock and a list insert) per message.
+    let close_requested = session.inner.close_requested.clone();
+    let mut close_requested = std::pin::pin!(close_requested.cancelled());
     let reason = loop {
         let item = tokio::select! {
             biased;
-            _ = session.inner.close_requested.cancelled(), if !closing => {
+            _ = &mut close_requested, if !closing => {
                 closing = true;
                 let deadline = tokio::time::Instant::now() + CLOSE_CONFIRM_TIMEOUT;
                 close_deadline = Some(deadline);
@@ -330,26 +336,28 @@ impl Session {
             let mut inflight = self.inner.inflight.lock();
             // Checked before any shortcut: even a `ping` may not reuse an id in flight, or its
             // answer would be taken for the other request's.
-            if inflight.contains_key(&id) {
-                drop(inflight);
-                let error = ErrorObject::invalid_request(format!(
-                    "Invalid request `{method}`: id {id} is already in use by a request in flight"
-                ));
-                self.reply_error(Some(id), error, reply_to);
-                return None;
-            }
+            // One lookup for the check and the insert.
+            let slot = match inflight.entry(id.clone()) {
+                Entry::Vacant(slot) => slot,
+                Entry::Occupied(_) => {
+                    drop(inflight);
+                    let error = ErrorObject::invalid_request(format!(
+                        "Invalid request `{method}`: id {id} is already in use by a request in flight"
+                    ));
+                    self.reply_error(Some(id), error, reply_to);
+                    return None;
+                }
+            };
             if method == methods::PING && !stateless {
+                drop(slot);
                 drop(inflight);
                 self.reply_result(id, Ok(empty_result()), reply_to);
                 return None;
             }
-            inflight.insert(
-                id.clone(),
-                Inflight {
-                    cancel: cancel.clone(),
-                    method: method.clone(),
-                },
-            );
+            slot.insert(Inflight {
+                cancel: cancel.clone(),
+                initialize: method == methods::INITIALIZE,
+            });
         }
         let ctx = RequestContext::new(
             id.clone(),
@@ -359,36 +367,61 @@ impl Session {
             self.clone(),
             headers,
         );
-        let handler = dispatch.request(IncomingRequest { method, params }, ctx);
+        let mut handler =
+            AssertUnwindSafe(dispatch.request(IncomingRequest { method, params }, ctx))
+                .catch_unwind();
+        // Most handlers answer without waiting on anything: poll once here and give the
+        // request a task of its own only if it has to wait. That saves, per request, a spawn,
+        // a hand-off through the scheduler and a registration with the cancellation token.
+        // The first poll uses a waker that does nothing: a handler that is not ready is
+        // polled again at once by its task, and registers that task's waker then.
+        if self.inner.poll_inline && !cancel.is_cancelled() {
+            let mut cx = std::task::Context::from_waker(futures::task::noop_waker_ref());
+            if let std::task::Poll::Ready(result) = handler.poll_unpin(&mut cx) {
+                self.finish_request(id, Some(result), reply_to);
+                return None;
+            }
+        }
         let session = self.clone();
         let reply_to = reply_to.clone();
         Some(tokio::spawn(async move {
             let outcome = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => None,
-                result = AssertUnwindSafe(handler).catch_unwind() => Some(result),
+                result = &mut handler => Some(result),
             };
-            let finished = {
-                let mut inflight = session.inner.inflight.lock();
-                inflight.remove(&id);
-                inflight.is_empty()
-            };
-            match outcome {
-                // Cancelled: the peer must not hear about this request again.
-                None => session.no_reply(&reply_to),
-                Some(Ok(result)) => session.reply_result(id, result, &reply_to),
-                Some(Err(_panic)) => session.reply_result(
-                    id,
-                    Err(ErrorObject::internal(
-                        "Internal error: the handler panicked",
-                    )),
-                    &reply_to,
-                ),
-            }
-            if finished {
-                session.inner.inflight_drained.notify_waiters();
-            }
+            session.finish_request(id, outcome, &reply_to);
         }))
+    }
+
+    /// Answers a request whose handler finished (`None`: it was cancelled) and takes it off
+    /// the in-flight table.
+    fn finish_request(
+        &self,
+        id: RequestId,
+        outcome: Option<std::thread::Result<super::HandlerResult>>,
+        reply_to: &ReplyTo,
+    ) {
+        let finished = {
+            let mut inflight = self.inner.inflight.lock();
+            inflight.remove(&id);
+            inflight.is_empty()
+        };
+        match outcome {
+            // Cancelled: the peer must not hear about this request again.
+            None => self.no_reply(reply_to),
+            Some(Ok(result)) => self.reply_result(id, result, reply_to),
+            Some(Err(_panic)) => self.reply_result(
+                id,
+                Err(ErrorObject::internal(
+                    "Internal error: the handler panicked",
+                )),
+                reply_to,
+            ),
+        }
+        if finished {
+            self.inner.inflight_drained.notify_waiters();
+        }
     }
 
     fn on_notification(&self, notification: Notification, dispatch: &Arc<dyn Dispatch>) {
@@ -402,7 +435,7 @@ impl Session {
                 let inflight = self.inner.inflight.lock();
                 match inflight.get(&id) {
                     // `initialize` must not be cancelled; a cancel for it is ignored.
-                    Some(f) if f.method != methods::INITIALIZE => f.cancel.cancel(),
+                    Some(f) if !f.initialize => f.cancel.cancel(),
                     _ => {
                         tracing::debug!(target: "oxmcp", "ignored cancel for unknown request {id}")
                     }

@@ -1,10 +1,12 @@
 //! The engine both roles share.
 //!
 //! A [`Session`] owns one transport link. A driver task reads inbound frames in order and
-//! never waits on a handler: requests are spawned, responses resolve their pending entry,
-//! cancellations fire tokens, progress resets timers. Outbound messages from any task go
-//! through one bounded queue to the transport. Every request we send resolves exactly once;
-//! every request we receive is answered exactly once, unless the peer cancelled it.
+//! never waits on a handler: requests are spawned (on a current-thread runtime, a handler
+//! ready at its first poll is answered by the driver itself), responses resolve their
+//! pending entry, cancellations fire tokens, progress resets timers. Outbound messages from
+//! any task go through one bounded queue to the transport. Every request we send resolves
+//! exactly once; every request we receive is answered exactly once, unless the peer
+//! cancelled it.
 
 mod context;
 mod dispatch;
@@ -93,7 +95,8 @@ impl std::fmt::Debug for Session {
 
 struct Inflight {
     cancel: CancellationToken,
-    method: String,
+    /// `initialize` must not be cancelled (the only method a cancel needs to know).
+    initialize: bool,
 }
 
 struct Inner {
@@ -111,6 +114,11 @@ struct Inner {
     done: CancellationToken,
     close_reason: Mutex<Option<Error>>,
     dropped_log: Mutex<LogLimiter>,
+    /// Whether the driver polls a new request's handler once itself before giving it a task:
+    /// only on a current-thread runtime, where the task would run on this same thread anyway.
+    /// On a multi-threaded one the task may start on another worker at once, and a handler
+    /// that computes before its first await must not hold up the frames behind it.
+    poll_inline: bool,
 }
 
 impl Session {
@@ -138,6 +146,8 @@ impl Session {
                 done: CancellationToken::new(),
                 close_reason: Mutex::new(None),
                 dropped_log: Mutex::new(LogLimiter::new(10, Duration::from_secs(1))),
+                poll_inline: tokio::runtime::Handle::current().runtime_flavor()
+                    == tokio::runtime::RuntimeFlavor::CurrentThread,
             }),
         };
         tokio::spawn(driver::drive(session.clone(), link.inbound, dispatch));
@@ -162,6 +172,17 @@ impl Session {
     /// The negotiated handshake-era revision, if `initialize` has been answered.
     pub fn protocol_version(&self) -> Option<ProtocolVersion> {
         self.inner.state.read().protocol_version
+    }
+
+    /// Whether `initialize` has been answered, without copying the state (a request checks
+    /// this on every call; [`Session::state`] clones the peer's identity and capabilities).
+    pub fn is_initialized(&self) -> bool {
+        self.inner.state.read().is_initialized()
+    }
+
+    /// Reads the state in place, for callers that need one field of it.
+    pub(crate) fn with_state<R>(&self, read: impl FnOnce(&SessionState) -> R) -> R {
+        read(&self.inner.state.read())
     }
 
     /// Changes the state (used by the roles to record the handshake).

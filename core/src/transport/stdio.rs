@@ -136,9 +136,11 @@ pub(crate) async fn read_frames<R: AsyncRead + Unpin>(
     stop: CancellationToken,
 ) {
     let mut reader = LineReader::new(input, max);
+    // Registered with the token once, not once per message.
+    let mut stopped = std::pin::pin!(stop.cancelled());
     let reason = loop {
         let event = tokio::select! {
-            _ = stop.cancelled() => return,
+            _ = &mut stopped => return,
             event = reader.next() => event,
         };
         let item = match event {
