@@ -95,6 +95,9 @@ def test_ctrl_c_ends_the_command_and_its_servers(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ},
+        # A test run started in the background (`make test &`) inherits SIGINT ignored, and
+        # an ignored signal stays ignored across exec: give the CLI Ctrl-C back.
+        preexec_fn=_default_sigint,
     )
     for _ in range(100):  # wait until the server runs (so the check below can fail)
         if _running(marker):
@@ -106,7 +109,10 @@ def test_ctrl_c_ends_the_command_and_its_servers(tmp_path: Path) -> None:
     try:
         _, err = proc.communicate(timeout=30)
     finally:
+        # Reaped here whatever happened, so a failure does not leak into the next test as
+        # "subprocess still running".
         proc.kill()
+        proc.communicate()
     assert proc.returncode == 130, err
     # The server it started is gone too (no orphan left sleeping); it may take a moment to be
     # reaped by init, so look a few times.
@@ -115,6 +121,10 @@ def test_ctrl_c_ends_the_command_and_its_servers(tmp_path: Path) -> None:
             break
         time.sleep(0.2)
     assert not _running(marker), "the server outlived the CLI"
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _running(marker: str) -> bool:
