@@ -1,8 +1,11 @@
 """From a Python function to an MCP definition: the input schema from the signature and the
-docstring, the output schema from the return annotation (both derived by pydantic), and the
-small adapters that turn the wire's arguments into a call and the return value into JSON.
+docstring, the output schema from the return annotation, and the small adapters that turn the
+wire's arguments into a call and the return value into JSON.
 
-Imported only when a server registers something, so ``import oxmcp`` stays light.
+Plain annotations (JSON values: ``str``, ``list[int]``, ``dict``, ``Literal``...) get their
+schemas from ``_plain_schema``; anything else (models, dataclasses, enums, ``Field``) from
+pydantic, which is imported only then. Imported only when a server registers something, so
+``import oxmcp`` stays light.
 """
 
 from __future__ import annotations
@@ -11,15 +14,16 @@ import dataclasses
 import enum
 import inspect
 import re
+import sys
 import typing
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pydantic
-from pydantic import BaseModel, Field
-from pydantic_core import PydanticUndefined, to_jsonable_python
-
+from . import _plain_schema
 from .content import _HELPERS
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 # Annotations whose JSON value is already the Python value: no validation step at call time.
 _PLAIN = {str, int, float, bool, dict, list, Any, type(None)}
@@ -132,10 +136,15 @@ def output_schema(annotation: Any) -> tuple[dict[str, Any] | None, bool]:
         annotation
     ):
         return None, False
-    try:
-        schema = _strip_titles(pydantic.TypeAdapter(annotation).json_schema(mode="serialization"))
-    except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError):
-        return None, False
+    schema = _plain_schema.annotation_schema(annotation)
+    if schema is None:
+        import pydantic
+
+        try:
+            adapter = pydantic.TypeAdapter(annotation)
+            schema = _strip_titles(adapter.json_schema(mode="serialization"))
+        except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError):
+            return None, False
     if schema.get("type") == "object" and "$ref" not in schema:
         return schema, False
     if "$ref" in schema and schema.get("$defs"):
@@ -166,9 +175,8 @@ def derive(fn: Callable[..., Any], structured_output: bool | None = None) -> Der
     except (NameError, TypeError):
         hints = {}
     summary, param_docs = _docstring(fn)
-    fields: dict[str, Any] = {}
+    params: list[tuple[str, Any, Any]] = []  # name, annotation, default (or empty)
     context_param = None
-    plain = True
     for name, p in sig.parameters.items():
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
@@ -178,18 +186,11 @@ def derive(fn: Callable[..., Any], structured_output: bool | None = None) -> Der
             continue
         if annotation is inspect.Parameter.empty:
             annotation = Any
-        plain = plain and _plain(annotation)
-        default = PydanticUndefined if p.default is inspect.Parameter.empty else p.default
-        doc = param_docs.get(name)
-        if isinstance(default, pydantic.fields.FieldInfo):
-            fields[name] = (annotation, default)
-        elif doc is not None:
-            fields[name] = (annotation, Field(default=default, description=doc))
-        else:
-            fields[name] = (annotation, default)
-    model = pydantic.create_model(f"{fn.__name__}Arguments", **fields)  # type: ignore[call-overload]
-    schema = _strip_titles(model.model_json_schema())
-    schema.setdefault("properties", {})
+        params.append((name, annotation, p.default))
+    schema = _plain_input_schema(params, param_docs)
+    model = None
+    if schema is None:
+        schema, model = _pydantic_input_schema(fn.__name__, params, param_docs)
     ret = hints.get("return", sig.return_annotation)
     out_schema, wrapped = (None, False) if structured_output is False else output_schema(ret)
     return Derived(
@@ -197,9 +198,57 @@ def derive(fn: Callable[..., Any], structured_output: bool | None = None) -> Der
         output_schema=out_schema,
         wrapped=wrapped,
         context_param=context_param,
-        model=None if plain else model,
+        model=model,
         description=summary,
     )
+
+
+def _plain_input_schema(
+    params: list[tuple[str, Any, Any]], docs: dict[str, str]
+) -> dict[str, Any] | None:
+    """The input schema when every parameter is plain (the same as pydantic's), else None."""
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for name, annotation, default in params:
+        prop = _plain_schema.property_schema(annotation, default, docs.get(name))
+        if prop is None:
+            return None
+        properties[name] = prop
+        if default is inspect.Parameter.empty:
+            required.append(name)
+    schema: dict[str, Any] = {"properties": properties}
+    if required:
+        schema["required"] = required
+    schema["type"] = "object"
+    return schema
+
+
+def _pydantic_input_schema(
+    fn_name: str, params: list[tuple[str, Any, Any]], docs: dict[str, str]
+) -> tuple[dict[str, Any], type[BaseModel] | None]:
+    """The input schema derived by pydantic, and the model that turns the wire's arguments
+    into the annotated types when some of them are not plain JSON values."""
+    import pydantic
+    from pydantic.fields import FieldInfo
+    from pydantic_core import PydanticUndefined
+
+    fields: dict[str, Any] = {}
+    plain = True
+    for name, annotation, default in params:
+        plain = plain and _plain(annotation)
+        if default is inspect.Parameter.empty:
+            default = PydanticUndefined
+        doc = docs.get(name)
+        if isinstance(default, FieldInfo):
+            fields[name] = (annotation, default)
+        elif doc is not None:
+            fields[name] = (annotation, pydantic.Field(default=default, description=doc))
+        else:
+            fields[name] = (annotation, default)
+    model = pydantic.create_model(f"{fn_name}Arguments", **fields)  # type: ignore[call-overload]
+    schema = _strip_titles(model.model_json_schema())
+    schema.setdefault("properties", {})
+    return schema, None if plain else model
 
 
 def arguments(derived: Derived, args: dict[str, Any]) -> dict[str, Any]:
@@ -211,8 +260,18 @@ def arguments(derived: Derived, args: dict[str, Any]) -> dict[str, Any]:
     return {name: getattr(validated, name) for name in type(validated).model_fields}
 
 
+def _is_model(value: Any) -> bool:
+    # A pydantic model exists only if pydantic was imported (by the user or by a schema).
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and isinstance(value, pydantic.BaseModel)
+
+
 def _convertible(value: Any) -> bool:
-    return isinstance(value, (*_HELPERS, BaseModel, enum.Enum)) or dataclasses.is_dataclass(value)
+    return (
+        isinstance(value, (*_HELPERS, enum.Enum))
+        or dataclasses.is_dataclass(value)
+        or _is_model(value)
+    )
 
 
 def jsonable(value: Any) -> Any:
@@ -227,6 +286,8 @@ def jsonable(value: Any) -> Any:
         if any(_convertible(v) for v in value):
             return [jsonable(v) for v in value]
         return value
-    if isinstance(value, BaseModel):
+    if _is_model(value):
         return value.model_dump(mode="json", by_alias=True)
+    from pydantic_core import to_jsonable_python
+
     return to_jsonable_python(value)
