@@ -9,6 +9,7 @@
 //! | file | does |
 //! |---|---|
 //! | `validate` | compiles and applies a schema |
+//! | `flat` | the fast path for flat object schemas (most tools' inputs and wrapped outputs) |
 //! | `normalize` | one 2020-12 shape out of the dialects servers emit; the hostile-input checks |
 //! | `strict` / `nulls` | OpenAI strict mode, and the nulls it introduces stripped again |
 //! | `names` | provider-safe, namespaced names with a reverse map |
@@ -16,6 +17,7 @@
 //! | `openai`, `responses`, `anthropic`, `gemini`, `langchain` | one provider each, both ways |
 
 pub mod anthropic;
+mod flat;
 pub mod gemini;
 pub mod langchain;
 pub mod names;

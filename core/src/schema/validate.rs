@@ -1,10 +1,11 @@
 //! Compiling and applying a JSON Schema with the safety caps described in the module above.
 
-use std::fmt;
+use std::{fmt, sync::OnceLock};
 
 use jsonschema::{Draft, PatternOptions, Validator};
 use serde_json::Value;
 
+use super::flat::FlatObject;
 use crate::Error;
 
 /// Deepest schema nesting accepted (DESIGN §6).
@@ -15,7 +16,21 @@ const MAX_REPORTED_ERRORS: usize = 8;
 
 /// A compiled schema.
 pub struct SchemaValidator {
-    validator: Validator,
+    how: How,
+}
+
+/// Which validator decides.
+enum How {
+    /// A flat object schema, checked by [`FlatObject`]; the general validator is compiled
+    /// only when an instance fails, for the wording of its errors.
+    Flat {
+        flat: FlatObject,
+        schema: Value,
+        draft: Draft,
+        general: OnceLock<Result<Validator, String>>,
+    },
+    /// Everything else.
+    General(Validator),
 }
 
 impl fmt::Debug for SchemaValidator {
@@ -34,31 +49,48 @@ impl SchemaValidator {
                 "schema nests deeper than {MAX_SCHEMA_DEPTH} levels"
             )));
         }
-        let mut options = jsonschema::options().with_pattern_options(PatternOptions::regex());
-        let declared = schema.get("$schema").and_then(Value::as_str);
-        match declared {
-            None => options = options.with_draft(Draft::Draft202012),
-            Some(uri) => {
-                let draft = dialect(uri).ok_or_else(|| {
-                    Error::InvalidSchema(format!("unsupported JSON Schema dialect `{uri}`"))
-                })?;
-                options = options.with_draft(draft);
-            }
+        let draft = match schema.get("$schema").and_then(Value::as_str) {
+            None => Draft::Draft202012,
+            Some(uri) => dialect(uri).ok_or_else(|| {
+                Error::InvalidSchema(format!("unsupported JSON Schema dialect `{uri}`"))
+            })?,
+        };
+        if let Some(flat) = FlatObject::recognise(schema) {
+            return Ok(SchemaValidator {
+                how: How::Flat {
+                    flat,
+                    schema: schema.clone(),
+                    draft,
+                    general: OnceLock::new(),
+                },
+            });
         }
-        let validator = options
-            .build(schema)
-            .map_err(|e| Error::InvalidSchema(e.to_string()))?;
-        Ok(SchemaValidator { validator })
+        let validator = general(schema, draft).map_err(Error::InvalidSchema)?;
+        Ok(SchemaValidator {
+            how: How::General(validator),
+        })
     }
 
     /// Checks `instance`; on failure, returns one line per problem (at most a few), each
     /// naming where in the instance it is.
     pub fn validate(&self, instance: &Value) -> Result<(), Vec<String>> {
-        if self.validator.is_valid(instance) {
+        if self.is_valid(instance) {
             return Ok(());
         }
-        let problems: Vec<String> = self
-            .validator
+        let validator = match &self.how {
+            How::General(validator) => validator,
+            How::Flat {
+                schema,
+                draft,
+                general: compiled,
+                ..
+            } => match compiled.get_or_init(|| general(schema, *draft)) {
+                Ok(validator) => validator,
+                // Not expected (a recognised schema is a valid one); still an answer.
+                Err(e) => return Err(vec![format!("the schema could not be compiled: {e}")]),
+            },
+        };
+        let problems: Vec<String> = validator
             .iter_errors(instance)
             .take(MAX_REPORTED_ERRORS)
             .map(|e| {
@@ -75,8 +107,20 @@ impl SchemaValidator {
 
     /// Whether `instance` is valid.
     pub fn is_valid(&self, instance: &Value) -> bool {
-        self.validator.is_valid(instance)
+        match &self.how {
+            How::Flat { flat, .. } => flat.is_valid(instance),
+            How::General(validator) => validator.is_valid(instance),
+        }
     }
+}
+
+/// The general validator for `schema` in `draft` (patterns on the linear-time engine).
+fn general(schema: &Value, draft: Draft) -> Result<Validator, String> {
+    jsonschema::options()
+        .with_pattern_options(PatternOptions::regex())
+        .with_draft(draft)
+        .build(schema)
+        .map_err(|e| e.to_string())
 }
 
 fn dialect(uri: &str) -> Option<Draft> {
@@ -132,6 +176,32 @@ mod tests {
         let errs = v.validate(&json!({"city": 3})).unwrap_err();
         assert!(errs[0].contains("/city"), "{errs:?}");
         assert!(v.validate(&json!({})).is_err());
+    }
+
+    #[test]
+    fn flat_schemas_report_the_general_validators_words() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            "required": ["city"],
+            "additionalProperties": false
+        });
+        let fast = SchemaValidator::compile(&schema).unwrap();
+        assert!(matches!(fast.how, How::Flat { .. }));
+        let slow = SchemaValidator {
+            how: How::General(general(&schema, Draft::Draft202012).unwrap()),
+        };
+        for instance in [
+            json!({"city": 3}),
+            json!({}),
+            json!({"city": "Oslo", "days": 1.5, "x": 1}),
+            json!([]),
+        ] {
+            let errs = fast.validate(&instance).unwrap_err();
+            assert_eq!(errs, slow.validate(&instance).unwrap_err(), "{instance}");
+            assert!(!errs.is_empty());
+        }
+        assert!(fast.validate(&json!({"city": "Oslo", "days": 2})).is_ok());
     }
 
     #[test]
