@@ -1,11 +1,12 @@
 'use strict';
 // The shim between user handlers and the addon's threadsafe functions.
 //
-// The addon calls `(payloadJson, nativeCtx)` and awaits a Promise of a JSON envelope. `wrap`
-// makes any user function fit: sync or async, a returned value or a thrown error, a result
-// JSON cannot carry. Because the envelope is built here, native code never sees a JavaScript
-// exception, a non-Promise return, or a circular object (JSON.stringify rejects it with a
-// clear TypeError, reported as the handler's failure).
+// The addon calls `(payloadJson, nativeCtx)` and gets a JSON envelope: the string itself when
+// the handler finished synchronously (no Promise and no `then` per call), a Promise of it when
+// the handler returned a thenable. `wrap` makes any user function fit: sync or async, a
+// returned value or a thrown error, a result JSON cannot carry. Because the envelope is built
+// here, native code never sees a JavaScript exception or a circular object (JSON.stringify
+// rejects it with a clear TypeError, reported as the handler's failure).
 
 const { McpError } = require('./errors.cjs');
 
@@ -28,7 +29,7 @@ function settle(value) {
 
 /**
  * @param {(payload: any, nativeCtx: any) => any} call gets the parsed payload and native ctx
- * @returns {(payloadJson: string, nativeCtx: any) => Promise<string>}
+ * @returns {(payloadJson: string, nativeCtx: any) => string | Promise<string>}
  */
 function wrap(call) {
   return (payloadJson, nativeCtx) => {
@@ -36,12 +37,12 @@ function wrap(call) {
     try {
       out = call(JSON.parse(payloadJson), nativeCtx);
     } catch (e) {
-      return Promise.resolve(thrown(e));
+      return thrown(e);
     }
-    if (out !== null && typeof out === 'object' && typeof out.then === 'function') {
+    if (out !== null && (typeof out === 'object' || typeof out === 'function') && typeof out.then === 'function') {
       return Promise.resolve(out).then(settle, thrown);
     }
-    return Promise.resolve(settle(out));
+    return settle(out);
   };
 }
 

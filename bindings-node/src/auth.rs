@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use napi::{Status, bindgen_prelude::Promise, threadsafe_function::ThreadsafeFunction};
+use napi::{Status, threadsafe_function::ThreadsafeFunction};
 use oxmcp::{
     Error,
     auth::{
@@ -24,12 +24,12 @@ use serde_json::Value;
 
 use crate::{
     error::{invalid, to_js},
-    json::Settled,
+    json::{Envelope, Settled},
 };
 
-/// `(argJson) => Promise<envelopeJson>`: a JavaScript function behind the handler shim.
-pub(crate) type JsAuthCallback =
-    ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
+/// `(argJson) => envelopeJson | Promise<envelopeJson>`: a JavaScript function behind the
+/// handler shim.
+pub(crate) type JsAuthCallback = ThreadsafeFunction<String, Envelope, String, Status, false, true>;
 
 /// The redirect URI when none is given: a headless flow never connects to it, it only
 /// recognises the authorization server's redirect to it.
@@ -153,13 +153,7 @@ impl ClientAuth {
 
 /// Calls a callback once with `arg` and waits for it to settle.
 async fn call(f: &JsAuthCallback, arg: String) -> Settled {
-    match f.call_async_catch(arg).await {
-        Err(e) => Settled::Threw(e.reason),
-        Ok(promise) => match promise.await {
-            Ok(envelope) => Settled::from_envelope(&envelope),
-            Err(e) => Settled::Threw(e.reason),
-        },
-    }
+    Settled::from_call(f.call_async_catch(arg).await).await
 }
 
 /// `authorize(url) => redirectedUrl`: the user step (open a browser, wait for the redirect).

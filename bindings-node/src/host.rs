@@ -7,11 +7,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use napi::{
-    Env, Status,
-    bindgen_prelude::{Promise, PromiseRaw},
-    threadsafe_function::ThreadsafeFunction,
-};
+use napi::{Env, Status, bindgen_prelude::PromiseRaw, threadsafe_function::ThreadsafeFunction};
 use napi_derive::napi;
 use oxmcp::{
     Error,
@@ -25,12 +21,13 @@ use crate::{
     cancel::Cancellation,
     client::{JsProgress, outcome, request_options},
     error::{cancelled, invalid, to_js},
-    json::{self, Settled},
+    json::{self, Envelope, Settled},
     schema::{JsTranslateOptions, NativeTranslation, provider},
 };
 
-/// `(requestJson) => Promise<envelopeJson>`: the model, wrapped by `lib/handlers.cjs`.
-type JsModelFn = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
+/// `(requestJson) => envelopeJson | Promise<envelopeJson>`: the model, wrapped by
+/// `lib/handlers.cjs`.
+type JsModelFn = ThreadsafeFunction<String, Envelope, String, Status, false, true>;
 
 /// `HostOptions` from JavaScript.
 #[derive(Deserialize, Default)]
@@ -95,13 +92,7 @@ impl Model for JsModel {
                 "step": request.step,
             })
             .to_string();
-            let settled = match f.call_async_catch(payload).await {
-                Err(e) => Settled::Threw(e.reason),
-                Ok(promise) => match promise.await {
-                    Ok(envelope) => Settled::from_envelope(&envelope),
-                    Err(e) => Settled::Threw(e.reason),
-                },
-            };
+            let settled = Settled::from_call(f.call_async_catch(payload).await).await;
             match settled {
                 Settled::Ok(turn) => Ok(turn),
                 // The JavaScript layer rethrows the model's own error object; this message is

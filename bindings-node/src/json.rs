@@ -1,5 +1,6 @@
 //! JSON text in and out of the boundary, and the envelope a JavaScript handler settles with.
 
+use napi::bindgen_prelude::{Either, Promise};
 use oxmcp::jsonrpc::ErrorObject;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -27,7 +28,11 @@ pub(crate) fn text<T: serde::Serialize>(value: &T) -> napi::Result<String> {
     serde_json::to_string(value).map_err(|e| invalid(format!("serialising a result: {e}")))
 }
 
-/// How a JavaScript handler settled, as the shim in `lib/handlers.js` reports it.
+/// What a function wrapped by `lib/handlers.cjs` returns: its envelope when it finished
+/// synchronously, a Promise of the envelope when it returned a thenable.
+pub(crate) type Envelope = Either<String, Promise<String>>;
+
+/// How a JavaScript handler settled, as the shim in `lib/handlers.cjs` reports it.
 pub(crate) enum Settled {
     /// It returned this value.
     Ok(Value),
@@ -38,6 +43,19 @@ pub(crate) enum Settled {
 }
 
 impl Settled {
+    /// Waits for what a threadsafe call of a wrapped function returned (`call_async_catch`'s
+    /// result) and reads its envelope; a throw the shim could not catch is a failure.
+    pub(crate) async fn from_call(returned: napi::Result<Envelope>) -> Settled {
+        match returned {
+            Err(e) => Settled::Threw(e.reason),
+            Ok(Either::A(envelope)) => Settled::from_envelope(&envelope),
+            Ok(Either::B(promise)) => match promise.await {
+                Ok(envelope) => Settled::from_envelope(&envelope),
+                Err(e) => Settled::Threw(e.reason),
+            },
+        }
+    }
+
     /// Reads the shim's envelope: `{"ok": v}`, `{"threw": "msg"}` or `{"rpc": {code, message, data}}`.
     pub(crate) fn from_envelope(text: &str) -> Settled {
         let mut value: Value = match serde_json::from_str(text) {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use napi::{
     Status,
-    bindgen_prelude::{FnArgs, Promise},
+    bindgen_prelude::FnArgs,
     threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode},
 };
 use oxmcp::{
@@ -24,12 +24,15 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::{cancel::Cancellation, json::Settled};
+use crate::{
+    cancel::Cancellation,
+    json::{Envelope, Settled},
+};
 
-/// `(paramsJson, cancellation) => Promise<envelopeJson>`.
+/// `(paramsJson, cancellation) => envelopeJson | Promise<envelopeJson>`.
 pub(crate) type JsClientHandler = ThreadsafeFunction<
     FnArgs<(String, Cancellation)>,
-    Promise<String>,
+    Envelope,
     FnArgs<(String, Cancellation)>,
     Status,
     false,
@@ -56,17 +59,12 @@ impl JsAnswer {
         cancel: CancellationToken,
     ) -> Result<T, ErrorObject> {
         let (cancel, _finished) = Cancellation::for_call(cancel);
-        let settled = match self
-            .0
-            .call_async_catch(FnArgs::from((params.to_string(), cancel)))
-            .await
-        {
-            Err(e) => Settled::Threw(e.reason),
-            Ok(promise) => match promise.await {
-                Ok(envelope) => Settled::from_envelope(&envelope),
-                Err(e) => Settled::Threw(e.reason),
-            },
-        };
+        let settled = Settled::from_call(
+            self.0
+                .call_async_catch(FnArgs::from((params.to_string(), cancel)))
+                .await,
+        )
+        .await;
         match settled {
             Settled::Ok(value) => serde_json::from_value(value).map_err(|e| {
                 ErrorObject::new(

@@ -3,18 +3,15 @@
 //! Each registered function is a weak, callee-handled-false threadsafe function: weak so that
 //! registering handlers never keeps Node alive, called with `call_async_catch` so a synchronous
 //! throw comes back as an error instead of aborting the process. The JavaScript shim
-//! (`lib/handlers.js`) wraps every user handler so it always returns a Promise of a JSON
-//! envelope (`{"ok"}` / `{"threw"}` / `{"rpc"}`): sync and async handlers, throws and
-//! rejections, circular or `BigInt` results all arrive here as one of three cases.
+//! (`lib/handlers.cjs`) wraps every user handler so it returns a JSON envelope (`{"ok"}` /
+//! `{"threw"}` / `{"rpc"}`), as a string when the handler finished synchronously and as a
+//! Promise of one otherwise: sync and async handlers, throws and rejections, circular or
+//! `BigInt` results all arrive here as one of three cases.
 
 use std::{collections::BTreeMap, sync::Arc};
 
 use futures::future::BoxFuture;
-use napi::{
-    Status,
-    bindgen_prelude::{FnArgs, Promise},
-    threadsafe_function::ThreadsafeFunction,
-};
+use napi::{Status, bindgen_prelude::FnArgs, threadsafe_function::ThreadsafeFunction};
 use oxmcp::{
     jsonrpc::{ErrorObject, codes},
     protocol::{Completion, GetPromptResult, JsonObject, ReadResourceResult},
@@ -27,12 +24,18 @@ use oxmcp::{
 use serde_json::{Value, json};
 
 use super::context::RequestContext;
-use crate::{cancel::Cancellation, json::Settled};
+use crate::{
+    cancel::Cancellation,
+    json::{Envelope, Settled},
+};
 
-/// `(payloadJson, ctx) => Promise<envelopeJson>`, weak and not callee-handled.
+/// `(payloadJson, ctx) => envelopeJson | Promise<envelopeJson>`, weak and not callee-handled.
+/// A handler that returned (or threw) synchronously hands its envelope back as a string: no
+/// Promise is made, no `then` is attached, and the answer leaves the JavaScript thread with
+/// the call's own return.
 pub(crate) type JsHandler = ThreadsafeFunction<
     FnArgs<(String, RequestContext)>,
-    Promise<String>,
+    Envelope,
     FnArgs<(String, RequestContext)>,
     Status,
     false,
@@ -53,17 +56,12 @@ impl JsCallback {
     async fn invoke(&self, payload: String, ctx: Context) -> Settled {
         let (cancel, _finished) = Cancellation::for_call(ctx.cancellation().clone());
         let js_ctx = RequestContext { ctx, cancel };
-        match self
-            .0
-            .call_async_catch(FnArgs::from((payload, js_ctx)))
-            .await
-        {
-            Err(e) => Settled::Threw(e.reason),
-            Ok(promise) => match promise.await {
-                Ok(envelope) => Settled::from_envelope(&envelope),
-                Err(e) => Settled::Threw(e.reason),
-            },
-        }
+        Settled::from_call(
+            self.0
+                .call_async_catch(FnArgs::from((payload, js_ctx)))
+                .await,
+        )
+        .await
     }
 }
 
