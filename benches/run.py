@@ -27,6 +27,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+import goals
+
 HERE = Path(__file__).resolve().parent
 BIN = HERE / "target" / "release"
 PY = HERE / "python" / ".venv" / "bin" / "python"
@@ -382,6 +384,7 @@ def report(rows, rounds, started, elapsed, load):
         for r in [r for r in rows if r["group"] == "sessions"]:
             md.append(f"| {r['target']} | {r['sessions']:,} | {r['rss_kib'] / 1024:.1f} | {r['bytes_per_session']:,.0f} |")
         md.append("")
+    goals.table(rows, md)
     notes = HERE / "NOTES.md"
     if notes.exists():
         md += [notes.read_text().strip(), ""]
