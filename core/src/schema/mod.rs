@@ -30,7 +30,7 @@ pub mod translate;
 mod validate;
 mod walk;
 
-pub use names::{NameMap, NameRules, Namespace, ToolRef};
+pub use names::{NameMap, NameRules, Namespace, ToolRef, UnknownNamespace};
 pub use normalize::{MAX_SCHEMA_BYTES, MAX_TRANSLATE_DEPTH, normalize};
 pub use notes::Note;
 pub use nulls::strip_nulls;
