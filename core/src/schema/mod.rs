@@ -8,6 +8,7 @@
 //!
 //! | file | does |
 //! |---|---|
+//! | `depth` | the nesting cap on a value handed over already parsed |
 //! | `validate` | compiles and applies a schema |
 //! | `normalize` | one 2020-12 shape out of the dialects servers emit; the hostile-input checks |
 //! | `strict` / `nulls` | OpenAI strict mode, and the nulls it introduces stripped again |
@@ -16,6 +17,7 @@
 //! | `openai`, `responses`, `anthropic`, `gemini`, `langchain` | one provider each, both ways |
 
 pub mod anthropic;
+mod depth;
 pub mod gemini;
 pub mod langchain;
 pub mod names;
@@ -30,6 +32,7 @@ pub mod translate;
 mod validate;
 mod walk;
 
+pub use depth::{MAX_VALUE_DEPTH, check_depth};
 pub use names::{NameMap, NameRules, Namespace, ToolRef, UnknownNamespace};
 pub use normalize::{MAX_SCHEMA_BYTES, MAX_TRANSLATE_DEPTH, normalize};
 pub use notes::Note;
