@@ -1,7 +1,8 @@
 //! Authorization for JavaScript: the options of `Client.http(url, { auth })` turned into the
-//! core's [`OAuthOptions`], a JavaScript `authorize(url)` callback adapted to the core's
-//! [`Authorizer`], and a JavaScript `verifyToken(token)` callback adapted to the core's
-//! [`TokenVerifier`] for `server.runHttp({ auth })`.
+//! core's [`OAuthOptions`] (the core's [`OAuthSettings`] decodes and checks them), a
+//! JavaScript `authorize(url)` callback adapted to the core's [`Authorizer`], and a JavaScript
+//! `verifyToken(token)` callback adapted to the core's [`TokenVerifier`] for
+//! `server.runHttp({ auth })`.
 //!
 //! The whole OAuth flow (discovery, registration, PKCE, token exchange, refresh, the target
 //! policy, the checks on a verified token) stays in the core; this file only converts values
@@ -14,9 +15,8 @@ use napi::{Status, threadsafe_function::ThreadsafeFunction};
 use oxmcp::{
     Error,
     auth::{
-        AccessClaims, Authorizer, ClientAssertionKey, ClientCredentials, EnterpriseIdentity,
-        FileStore, Grant, OAuthOptions, ProtectedResourceMetadata, ResourceServer, TargetPolicy,
-        TokenEndpointAuth, TokenVerifier,
+        AccessClaims, Authorizer, OAuthOptions, OAuthSettings, ProtectedResourceMetadata,
+        ResourceServer, SettingsError, Spelling, TokenVerifier,
     },
 };
 use serde::Deserialize;
@@ -31,124 +31,26 @@ use crate::{
 /// handler shim.
 pub(crate) type JsAuthCallback = ThreadsafeFunction<String, Envelope, String, Status, false, true>;
 
-/// The redirect URI when none is given: a headless flow never connects to it, it only
-/// recognises the authorization server's redirect to it.
-const DEFAULT_REDIRECT: &str = "http://localhost/callback";
-
-/// The `auth` option of `Client.http`, as JSON (the `authorize` function travels apart).
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
-pub(crate) struct ClientAuth {
-    client_name: Option<String>,
-    redirect_uri: Option<String>,
-    client_id: Option<String>,
-    client_secret: Option<String>,
-    token_endpoint_auth: Option<String>,
-    client_metadata_url: Option<String>,
-    application_type: Option<String>,
-    /// `authorization_code` (default) or `client_credentials`.
-    grant: Option<String>,
-    private_key_pem: Option<String>,
-    key_id: Option<String>,
-    enterprise: Option<Enterprise>,
-    offline_access: Option<bool>,
-    allow_loopback: bool,
-    allow_private: bool,
-    allow_origins: Vec<String>,
-    token_store: Option<String>,
-}
-
-/// SEP-990's identity-provider side.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct Enterprise {
-    idp_token_endpoint: String,
-    idp_client_id: String,
-    id_token: String,
-}
-
-impl ClientAuth {
-    /// The core's options; `client_name` defaults to the client's own name.
-    pub(crate) fn into_options(
-        self,
-        default_name: &str,
-        authorize: Option<JsAuthCallback>,
-    ) -> napi::Result<OAuthOptions> {
-        let mut o = OAuthOptions::new(
-            self.client_name.as_deref().unwrap_or(default_name),
-            self.redirect_uri.as_deref().unwrap_or(DEFAULT_REDIRECT),
-        );
-        if let Some(id) = self.client_id {
-            let mut credentials = match self.client_secret {
-                Some(secret) => ClientCredentials::confidential(id, secret),
-                None => ClientCredentials::public(id),
-            };
-            if let Some(method) = &self.token_endpoint_auth {
-                credentials.auth_method =
-                    Some(TokenEndpointAuth::parse(method).ok_or_else(|| {
-                        invalid(format!(
-                            "auth.tokenEndpointAuth: `{method}` is not client_secret_basic, \
-                         client_secret_post, none or private_key_jwt"
-                        ))
-                    })?);
-            }
-            o.client = Some(credentials);
-        } else if self.client_secret.is_some() || self.token_endpoint_auth.is_some() {
-            return Err(invalid(
-                "auth: clientSecret and tokenEndpointAuth need a clientId",
-            ));
-        }
-        o.client_metadata_url = self.client_metadata_url;
-        if let Some(kind) = self.application_type {
-            if kind != "native" && kind != "web" {
-                return Err(invalid(format!(
-                    "auth.applicationType must be `native` or `web`, not `{kind}`"
-                )));
-            }
-            o.application_type = kind;
-        }
-        o.grant = match self.grant.as_deref() {
-            None | Some("authorization_code") => Grant::AuthorizationCode,
-            Some("client_credentials") => Grant::ClientCredentials,
-            Some(other) => {
-                return Err(invalid(format!(
-                    "auth.grant must be `authorization_code` or `client_credentials`, not `{other}`"
-                )));
-            }
-        };
-        if let Some(e) = self.enterprise {
-            o.grant = Grant::EnterpriseManaged(EnterpriseIdentity {
-                idp_token_endpoint: e.idp_token_endpoint,
-                idp_client_id: e.idp_client_id,
-                id_token: e.id_token,
-            });
-        }
-        if let Some(pem) = self.private_key_pem {
-            let key = ClientAssertionKey::es256_from_pem(&pem, self.key_id).map_err(to_js)?;
-            o.signing_key = Some(Arc::new(key));
-        }
-        if let Some(offline) = self.offline_access {
-            o.offline_access = offline;
-        }
-        let mut targets = TargetPolicy::public_only();
-        if self.allow_loopback {
-            targets = targets.allow_loopback();
-        }
-        if self.allow_private {
-            targets = targets.allow_private();
-        }
-        for origin in self.allow_origins {
-            targets = targets.allow_origin(origin);
-        }
-        o.targets = targets;
-        if let Some(dir) = self.token_store {
-            o.store = Arc::new(FileStore::new(dir).map_err(to_js)?);
-        }
-        if let Some(f) = authorize {
-            o.authorizer = Some(Arc::new(JsAuthorizer(Arc::new(f))));
-        }
-        Ok(o)
+/// The core's options from the `auth` settings (decoded by the core's [`OAuthSettings`], every
+/// rule applied there); `clientName` defaults to the client's own name, and `authorize` is
+/// attached as the user step.
+pub(crate) fn oauth_options(
+    mut settings: OAuthSettings,
+    default_name: &str,
+    authorize: Option<JsAuthCallback>,
+) -> napi::Result<OAuthOptions> {
+    if settings.client_name.is_none() {
+        settings.client_name = Some(default_name.to_owned());
     }
+    let mut o = settings.into_options().map_err(|e| match e {
+        SettingsError::Unusable(e) => to_js(e),
+        // Named as JavaScript users write them (`clientSecret`, not `client_secret`).
+        refused => invalid(format!("auth: {}", refused.message(Spelling::Camel))),
+    })?;
+    if let Some(f) = authorize {
+        o.authorizer = Some(Arc::new(JsAuthorizer(Arc::new(f))));
+    }
+    Ok(o)
 }
 
 /// Calls a callback once with `arg` and waits for it to settle.

@@ -37,16 +37,7 @@ impl JsTranslateOptions {
             out.strict = strict;
         }
         if let Some(ns) = self.namespace {
-            out.namespace = match ns.as_str() {
-                "always" => Namespace::Always,
-                "collision" => Namespace::OnCollision,
-                "never" => Namespace::Never,
-                other => {
-                    return Err(invalid(format!(
-                        "namespace must be \"always\", \"collision\" or \"never\", not `{other}`"
-                    )));
-                }
-            };
+            out.namespace = ns.parse::<Namespace>().map_err(|e| to_js(e.into()))?;
         }
         Ok(out)
     }

@@ -324,8 +324,20 @@ test('auth client: bad options are typed errors', async () => {
   await assert.rejects(Client.http(url, { auth: 'token' }), TypeError);
   await assert.rejects(Client.http(url, { auth: { authorize: 'x' } }), TypeError);
   await assert.rejects(Client.http(url, { auth: { grant: 'password' } }), InvalidArgumentError);
-  await assert.rejects(Client.http(url, { auth: { clientSecret: 's' } }), InvalidArgumentError);
-  await assert.rejects(Client.http(url, { auth: { tokenEndpointAuth: 'magic', clientId: 'c' } }), InvalidArgumentError);
+  // The core reads the settings; the message names them as JavaScript spells them.
+  const refused = (why) => (e) => e instanceof InvalidArgumentError && why.test(e.message);
+  await assert.rejects(Client.http(url, { auth: { clientSecret: 's' } }), refused(/auth: clientSecret without clientId/));
+  await assert.rejects(Client.http(url, { auth: { tokenEndpointAuth: 'none' } }), refused(/tokenEndpointAuth without clientId/));
+  await assert.rejects(
+    Client.http(url, { auth: { tokenEndpointAuth: 'magic', clientId: 'c' } }),
+    refused(/unknown tokenEndpointAuth `magic` \(one of: none, client_secret_basic, client_secret_post, private_key_jwt\)/),
+  );
+  await assert.rejects(Client.http(url, { auth: { applicationType: 'desktop' } }), refused(/unknown applicationType `desktop`/));
+  const enterprise = { idpTokenEndpoint: 'https://idp.example/token', idpClientId: 'c', idToken: 't' };
+  await assert.rejects(Client.http(url, { auth: { grant: 'client_credentials', enterprise } }), refused(/enterprise and grant/));
+  await assert.rejects(Client.http(url, { auth: { enterprise: { idpTokenEndpoint: 'x' } } }), refused(/missing field/));
+  await assert.rejects(Client.http(url, { auth: { clientId: 5 } }), refused(/invalid type/));
+  await assert.rejects(Client.http(url, { auth: { allowOrigins: 'https://a.example' } }), refused(/invalid type/));
   await assert.rejects(Client.http(url, { auth: { redirectUri: 'file:///etc/passwd' } }), McpError);
   await assert.rejects(Client.http(url, { auth: { privateKeyPem: 'not a key', clientId: 'c' } }), McpError);
   await assert.rejects(Client.http(url, { auth: { unknownOption: true } }), InvalidArgumentError);

@@ -194,7 +194,11 @@ test('bad input is a typed error naming the problem', () => {
   assert.throws(() => translate.toOpenAI([{ inputSchema: {} }]), InvalidArgumentError);
   assert.throws(() => translate.toOpenAI({ a: 3 }), InvalidArgumentError);
   assert.throws(() => translate.toOpenAI(BOOK, { strcit: true }), (e) => e instanceof InvalidArgumentError && /strcit/.test(e.message));
-  assert.throws(() => translate.toOpenAI(BOOK, { namespace: 'sometimes' }), InvalidArgumentError);
+  assert.throws(
+    () => translate.toOpenAI(BOOK, { namespace: 'sometimes' }),
+    (e) => e instanceof InvalidArgumentError && /unknown namespace `sometimes` \(one of: always, collision, never\)/.test(e.message),
+  );
+  assert.equal(translate.toOpenAI(BOOK, { namespace: 'collision' }).tools.length, 1);
   assert.throws(() => translate.toGemini(BOOK, { openapi: 'yes' }), TypeError);
   const circular = { name: 'c', inputSchema: { type: 'object' } };
   circular.inputSchema.self = circular;

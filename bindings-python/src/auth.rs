@@ -1,9 +1,10 @@
 //! `oxmcp.OAuth` to the core's `OAuthClient` (`oxmcp::auth`).
 //!
 //! The whole OAuth 2.1 flow (discovery, registration, PKCE, token exchange, refresh, step-up,
-//! the target policy that keeps discovery off private addresses) is the core's; this file
-//! reads the Python settings (a dict the Python `OAuth` class builds) into `OAuthOptions` and
-//! adapts the one callback, the user step: a Python callable taking the authorization URL and
+//! the target policy that keeps discovery off private addresses) is the core's, and so is
+//! reading the settings: the plain values of the dict the Python `OAuth` class builds cross
+//! as JSON into the core's `OAuthSettings`. This file adapts what is a Python object: a
+//! token store, and the user step, a Python callable taking the authorization URL and
 //! returning the URL the authorization server redirected to. Without one the core's headless
 //! authorizer follows the redirects itself (tests, CLIs, auto-approving servers).
 
@@ -12,12 +13,12 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use oxmcp::{
     Error,
-    auth::{
-        Authorizer, ClientAssertionKey, ClientCredentials, EnterpriseIdentity, FileStore, Grant,
-        OAuthClient, OAuthOptions, StoredAuth, TargetPolicy, TokenEndpointAuth, TokenStore,
-    },
+    auth::{Authorizer, OAuthClient, OAuthSettings, StoredAuth, TokenStore},
 };
-use pyo3::{prelude::*, types::PyTuple};
+use pyo3::{
+    prelude::*,
+    types::{PyDict, PyTuple},
+};
 use serde_json::Value;
 
 use crate::{
@@ -107,89 +108,50 @@ impl TokenStore for PyStore {
     }
 }
 
-/// Builds the core's OAuth client from the settings dict (see `oxmcp/auth.py`).
+/// The settings that are Python objects rather than data: the user step, a token store and
+/// extra root certificates (bytes). They are taken out before the rest crosses as JSON.
+const NOT_DATA: [&str; 3] = ["authorizer", "token_store", "root_certificates"];
+
+/// Builds the core's OAuth client from the settings dict (see `oxmcp/auth.py`): the data goes
+/// through the core's [`OAuthSettings`], which applies every rule; the objects are adapted
+/// here.
 pub fn oauth_client(
     py: Python<'_>,
     cfg: &Bound<'_, PyAny>,
     handle: &LoopHandle,
 ) -> PyResult<Arc<OAuthClient>> {
-    let get =
-        |key: &str| -> Option<Bound<'_, PyAny>> { cfg.get_item(key).ok().filter(|v| !v.is_none()) };
-    let text = |key: &str| -> PyResult<Option<String>> {
-        get(key).map(|v| v.extract::<String>()).transpose()
+    let cfg = cfg.cast::<PyDict>()?;
+    let get = |key: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
+        Ok(cfg.get_item(key)?.filter(|v| !v.is_none()))
     };
-    let flag =
-        |key: &str| -> PyResult<bool> { get(key).map_or(Ok(false), |v| v.extract::<bool>()) };
-    let client_name = text("client_name")?.unwrap_or_else(|| "oxmcp-python".into());
-    let redirect_uri =
-        text("redirect_uri")?.unwrap_or_else(|| "http://localhost:3000/callback".into());
-    let mut o = OAuthOptions::new(client_name, redirect_uri);
-    let mut targets = TargetPolicy::public_only();
-    if flag("allow_loopback")? {
-        targets = targets.allow_loopback();
-    }
-    if flag("allow_private")? {
-        targets = targets.allow_private();
-    }
-    o.targets = targets;
-    o.client_metadata_url = text("client_metadata_url")?;
-    if let Some(v) = get("offline_access") {
-        o.offline_access = v.extract()?;
-    }
-    if let Some(id) = text("client_id")? {
-        let mut creds = match text("client_secret")? {
-            Some(secret) => ClientCredentials::confidential(id, secret),
-            None => ClientCredentials::public(id),
-        };
-        if let Some(method) = text("token_endpoint_auth")? {
-            creds.auth_method = Some(TokenEndpointAuth::parse(&method).ok_or_else(|| {
-                invalid(format!(
-                    "token_endpoint_auth `{method}` (none, client_secret_basic, \
-                     client_secret_post, private_key_jwt)"
-                ))
-            })?);
+    let data = PyDict::new(py);
+    for (key, value) in cfg.iter() {
+        if !NOT_DATA.iter().any(|n| key.eq(*n).unwrap_or(false)) {
+            data.set_item(key, value)?;
         }
-        o.client = Some(creds);
-    } else if text("client_secret")?.is_some() {
-        return Err(invalid("client_secret without client_id"));
     }
-    if let Some(pem) = text("private_key_pem")? {
-        let key = ClientAssertionKey::es256_from_pem(&pem, text("key_id")?).map_err(to_pyerr)?;
-        o.signing_key = Some(Arc::new(key));
-    }
-    o.grant = match text("grant")?.as_deref() {
-        None | Some("authorization_code") => Grant::AuthorizationCode,
-        Some("client_credentials") => Grant::ClientCredentials,
-        Some("enterprise") => {
-            let need = |k: &str| -> PyResult<String> {
-                text(k)?.ok_or_else(|| invalid(format!("the enterprise grant needs `{k}`")))
-            };
-            Grant::EnterpriseManaged(EnterpriseIdentity {
-                idp_token_endpoint: need("idp_token_endpoint")?,
-                idp_client_id: need("idp_client_id")?,
-                id_token: need("idp_id_token")?,
-            })
-        }
-        Some(other) => {
-            return Err(invalid(format!(
-                "unknown grant `{other}` (authorization_code, client_credentials, enterprise)"
-            )));
-        }
-    };
-    match (text("token_dir")?, get("token_store")) {
-        (Some(_), Some(_)) => return Err(invalid("token_dir and token_store: give one")),
-        (Some(dir), None) => o.store = Arc::new(FileStore::new(dir).map_err(to_pyerr)?),
-        (None, Some(store)) => {
+    let settings: OAuthSettings = convert::decode(
+        convert::from_py(&data, "the OAuth settings")?,
+        "OAuth settings",
+    )?;
+    // Checked before the core builds anything, so a refused store leaves no token directory.
+    let store = match (settings.token_dir.is_some(), get("token_store")?) {
+        (true, Some(_)) => return Err(invalid("token_dir and token_store: give one")),
+        (false, Some(store)) => {
             for method in ["load", "save", "remove"] {
                 if !store.hasattr(method)? {
                     return Err(invalid(format!("token_store has no `{method}` method")));
                 }
             }
-            o.store = Arc::new(PyStore(store.unbind()));
+            Some(PyStore(store.unbind()))
         }
-        (None, None) => {}
+        (_, None) => None,
+    };
+    let mut o = settings.into_options().map_err(|e| to_pyerr(e.into()))?;
+    if let Some(store) = store {
+        o.store = Arc::new(store);
     }
-    if let Some(func) = get("authorizer") {
+    if let Some(func) = get("authorizer")? {
         if !func.is_callable() {
             return Err(invalid(
                 "authorizer must be a callable: authorization URL -> redirect URL",
@@ -206,7 +168,7 @@ pub fn oauth_client(
             slot,
         ))));
     }
-    if let Some(certs) = get("root_certificates") {
+    if let Some(certs) = get("root_certificates")? {
         let certs: Vec<Vec<u8>> = certs.extract()?;
         o.extra_root_certificates = certs;
     }

@@ -88,10 +88,11 @@ pub fn decode<T: serde::de::DeserializeOwned>(value: Value, what: &str) -> PyRes
     })
 }
 
-/// Most nesting accepted from Python: the JSON nesting cap a peer's parser applies to the
-/// same value arriving as text. Conversion and the core's deserialisers recurse, so a hostile
-/// value of 10,000 levels would otherwise overflow the stack and kill the interpreter.
-pub const MAX_NESTING: usize = 128;
+/// Most nesting accepted from Python: the core's cap on values (the nesting cap a peer's
+/// parser applies to the same value arriving as text). `depythonize` recurses before any core
+/// check can run, so a hostile value of 10,000 levels would otherwise overflow the stack and
+/// kill the interpreter; hence this walk over the Python objects, on top of the core's own.
+pub const MAX_NESTING: usize = oxmcp::schema::MAX_VALUE_DEPTH;
 
 /// Refuses a Python value nested deeper than [`MAX_NESTING`] (dicts, lists and tuples),
 /// walking it without recursion before anything recursive touches it.

@@ -35,14 +35,7 @@ pub fn provider(name: &str) -> PyResult<Provider> {
 
 /// Parses a namespace mode (`always`, `collision`, `never`).
 pub fn namespace(name: &str) -> PyResult<Namespace> {
-    match name {
-        "always" => Ok(Namespace::Always),
-        "collision" => Ok(Namespace::OnCollision),
-        "never" => Ok(Namespace::Never),
-        other => Err(invalid(format!(
-            "unknown namespace `{other}` (always, collision, never)"
-        ))),
-    }
+    name.parse::<Namespace>().map_err(|e| to_pyerr(e.into()))
 }
 
 /// Translation options from the Python keywords.

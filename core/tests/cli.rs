@@ -251,6 +251,11 @@ fn exit_codes_and_messages_a_shell_user_can_act_on() {
             "unknown --format `cohere`",
         ),
         (
+            vec!["tools", "--config", cfg, "--namespace", "sometimes"],
+            2,
+            "--namespace: unknown namespace `sometimes` (one of: always, collision, never)",
+        ),
+        (
             vec![
                 "call",
                 "--config",

@@ -886,3 +886,89 @@ fn the_json_entry_point_takes_a_list_or_servers() {
         assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{bad}: {e}");
     }
 }
+
+/// `levels` objects `{"type": "array", "items": ...}` around a string schema, built without
+/// `json!` (which would serialise the inner value on every round).
+fn nested_items(levels: usize) -> Value {
+    let mut schema = json!({"type": "string"});
+    for _ in 0..levels {
+        let mut node = serde_json::Map::new();
+        node.insert("type".into(), json!("array"));
+        node.insert("items".into(), schema);
+        schema = Value::Object(node);
+    }
+    schema
+}
+
+/// A `tools/list` array of one tool named `name` with `schema`, plus a fine one.
+fn tools_with(name: &str, schema: Value) -> Value {
+    let mut tool = serde_json::Map::new();
+    tool.insert("name".into(), json!(name));
+    tool.insert("inputSchema".into(), schema);
+    Value::Array(vec![
+        Value::Object(tool),
+        json!({"name": "fine", "inputSchema": {"type": "object"}}),
+    ])
+}
+
+/// Takes a value apart level by level: the ordinary drop of a 100,000-deep value recurses once
+/// per level and would overflow the test thread's stack by itself.
+fn drop_flat(value: Value) {
+    let mut stack = vec![value];
+    while let Some(mut v) = stack.pop() {
+        match &mut v {
+            Value::Array(a) => stack.append(a),
+            Value::Object(m) => stack.extend(std::mem::take(m).into_iter().map(|(_, c)| c)),
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn the_json_entry_point_caps_nesting_at_the_wire_limit() {
+    use oxmcp::schema::{MAX_VALUE_DEPTH, translate_value};
+    // The array (1), the tool (2), then the schema: 125 wrappers put the string schema at level
+    // 128, still accepted as a whole (that tool alone is refused, past the per-schema cap).
+    let wrappers = MAX_VALUE_DEPTH - 3;
+    let t = translate_value(
+        Provider::OpenAi,
+        &tools_with("deep", nested_items(wrappers)),
+        &TranslateOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(t.tools.len(), 1);
+    assert!(
+        t.reports[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("deeper than 64")
+    );
+    assert!(t.reports[1].error.is_none());
+    // One more level and the value itself is refused, for every provider.
+    let tools = tools_with("deep", nested_items(wrappers + 1));
+    for provider in Provider::ALL {
+        let e = translate_value(provider, &tools, &TranslateOptions::default()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidSchema, "{provider}: {e}");
+        assert!(e.to_string().contains("deeper than 128"), "{provider}: {e}");
+    }
+}
+
+#[test]
+fn a_100_000_deep_value_is_refused_by_the_json_entry_point_without_recursing() {
+    use oxmcp::schema::translate_value;
+    // A value, as a Rust caller or a binding could hand one over (a parser of text stops at
+    // 128 levels), on the test thread's ordinary stack: a recursive clone, deserialisation or
+    // drop of it would overflow that stack and abort the test binary.
+    let tools = tools_with("deep", nested_items(100_000));
+    for provider in Provider::ALL {
+        let e = translate_value(provider, &tools, &TranslateOptions::default()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidSchema, "{provider}: {e}");
+        assert!(e.to_string().contains("deeper than 128"), "{provider}: {e}");
+    }
+    // The same under a server name (the object form).
+    let servers = Value::Object([("s".to_owned(), tools)].into_iter().collect());
+    let e = translate_value(Provider::OpenAi, &servers, &TranslateOptions::default()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidSchema, "{e}");
+    drop_flat(servers);
+}

@@ -82,10 +82,23 @@ async def test_without_auth_a_401_is_a_typed_error(protected: tuple[str, list[st
 @pytest.mark.parametrize(
     ("auth", "message"),
     [
-        (OAuth(client_id="a", token_endpoint_auth="magic"), "token_endpoint_auth"),  # type: ignore[arg-type]
+        (
+            OAuth(client_id="a", token_endpoint_auth="magic"),  # type: ignore[arg-type]
+            r"unknown token_endpoint_auth `magic` \(one of: none, client_secret_basic",
+        ),
         (OAuth(client_secret="s"), "client_secret without client_id"),
-        (OAuth(grant="password"), "unknown grant"),  # type: ignore[arg-type]
-        (OAuth(grant="enterprise"), "idp_token_endpoint"),
+        (OAuth(token_endpoint_auth="none"), "token_endpoint_auth without client_id"),
+        (
+            OAuth(grant="password"),  # type: ignore[arg-type]
+            r"unknown grant `password` \(one of: authorization_code",
+        ),
+        (OAuth(grant="enterprise"), "the enterprise grant needs idp_token_endpoint"),
+        (
+            OAuth(grant="enterprise", idp_token_endpoint="https://idp.example/t"),
+            "needs idp_client_id",
+        ),
+        (OAuth(client_id=5), "invalid type"),  # type: ignore[arg-type]
+        (OAuth(allow_loopback="yes"), "invalid type"),  # type: ignore[arg-type]
         (OAuth(redirect_uri="javascript:alert(1)"), "redirect_uri"),
         (OAuth(redirect_uri="http://localhost/cb\r\nX-Evil: 1"), "redirect_uri"),
         (OAuth(authorizer="not callable"), "authorizer"),  # type: ignore[arg-type]

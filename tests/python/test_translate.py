@@ -374,8 +374,12 @@ def test_input_that_is_not_a_tool_list_is_a_typed_error(tools: Any) -> None:
 def test_unknown_provider_and_namespace_are_typed_errors() -> None:
     with pytest.raises(oxmcp.InvalidArgumentError, match="unknown provider"):
         translate.translate("palm", BOOK)  # type: ignore[arg-type]
-    with pytest.raises(oxmcp.InvalidArgumentError, match="unknown namespace"):
+    with pytest.raises(
+        oxmcp.InvalidArgumentError,
+        match=r"unknown namespace `sometimes` \(one of: always, collision, never\)",
+    ):
         translate.to_openai(BOOK, namespace="sometimes")  # type: ignore[arg-type]
+    assert len(translate.to_openai(BOOK, namespace="collision").tools) == 1
     with pytest.raises(oxmcp.InvalidArgumentError):
         translate.tool_results("openai", [({"name": "x"}, {"content": 7})])  # type: ignore[typeddict-item]
     with pytest.raises(TypeError, match="not JSON-serialisable"):

@@ -54,7 +54,7 @@ struct ConnectOptions {
     /// HTTP request headers.
     headers: BTreeMap<String, String>,
     /// OAuth 2.1 (HTTP only; `null` when absent).
-    auth: Option<crate::auth::ClientAuth>,
+    auth: Option<oxmcp::auth::OAuthSettings>,
 }
 
 /// The client-side callbacks.
@@ -167,7 +167,8 @@ pub async fn connect_http(
     match options.auth.take() {
         Some(auth) => {
             let name = options.name.as_deref().unwrap_or("oxmcp-node");
-            let oauth = OAuthClient::new(auth.into_options(name, authorize)?).map_err(to_js)?;
+            let options = crate::auth::oauth_options(auth, name, authorize)?;
+            let oauth = OAuthClient::new(options).map_err(to_js)?;
             http.auth = Some(Arc::new(oauth));
         }
         None if authorize.is_some() => {

@@ -7,7 +7,8 @@
 //! token exchange; tokens are refreshed and kept in a pluggable [`TokenStore`]. Every URL a
 //! peer hands the flow passes the [`TargetPolicy`] (no private or loopback targets unless
 //! allowed) and an authorization URL passes [`check_authorization_url`] before any host
-//! opens it.
+//! opens it. A binding describes the client as data, [`OAuthSettings`], which
+//! [`OAuthSettings::into_options`] checks and turns into [`OAuthOptions`].
 //!
 //! Server: [`ResourceServer`] (`HttpServerOptions::resource_server`) serves the
 //! protected-resource metadata and answers requests without a valid token with 401 or 403
@@ -23,6 +24,7 @@ mod metadata;
 mod provider;
 mod registration;
 mod resource;
+mod settings;
 mod store;
 mod target;
 mod token;
@@ -39,6 +41,10 @@ pub use metadata::{
 pub use provider::{AuthProvider, Challenge, EnterpriseIdentity, Grant, OAuthClient, OAuthOptions};
 pub use registration::ClientMetadata;
 pub use resource::{AccessClaims, Refusal, ResourceServer, TokenVerifier};
+pub use settings::{
+    DEFAULT_CLIENT_NAME, DEFAULT_REDIRECT_URI, EnterpriseSettings, OAuthSettings, SettingsError,
+    Spelling,
+};
 pub use store::{FileStore, MemoryStore, StoredAuth, TokenStore, store_key};
 pub use target::TargetPolicy;
 pub use token::{ClientCredentials, TokenEndpointAuth, Tokens};

@@ -142,12 +142,9 @@ fn parse_args(argv: Vec<String>) -> Result<Args, u8> {
             }
             "--trace" => args.trace = true,
             "--namespace" => {
-                args.namespace = match value("--namespace")?.as_str() {
-                    "always" => Namespace::Always,
-                    "collision" => Namespace::OnCollision,
-                    "never" => Namespace::Never,
-                    other => return Err(usage(format!("unknown --namespace `{other}`"))),
-                }
+                args.namespace = value("--namespace")?
+                    .parse::<Namespace>()
+                    .map_err(|e| usage(format!("--namespace: {e}")))?;
             }
             "--timeout" => {
                 let v = value("--timeout")?;

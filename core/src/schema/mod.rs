@@ -8,6 +8,7 @@
 //!
 //! | file | does |
 //! |---|---|
+//! | `depth` | the nesting cap on a value handed over already parsed |
 //! | `validate` | compiles and applies a schema |
 //! | `flat` | the fast path for flat object schemas (most tools' inputs and wrapped outputs) |
 //! | `normalize` | one 2020-12 shape out of the dialects servers emit; the hostile-input checks |
@@ -17,6 +18,7 @@
 //! | `openai`, `responses`, `anthropic`, `gemini`, `langchain` | one provider each, both ways |
 
 pub mod anthropic;
+mod depth;
 mod flat;
 pub mod gemini;
 pub mod langchain;
@@ -32,7 +34,8 @@ pub mod translate;
 mod validate;
 mod walk;
 
-pub use names::{NameMap, NameRules, Namespace, ToolRef};
+pub use depth::{MAX_VALUE_DEPTH, check_depth};
+pub use names::{NameMap, NameRules, Namespace, ToolRef, UnknownNamespace};
 pub use normalize::{MAX_SCHEMA_BYTES, MAX_TRANSLATE_DEPTH, normalize};
 pub use notes::Note;
 pub use nulls::strip_nulls;

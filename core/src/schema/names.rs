@@ -35,6 +35,60 @@ pub enum Namespace {
     Never,
 }
 
+impl Namespace {
+    /// Every mode, in the order the help texts list them.
+    pub const ALL: [Namespace; 3] = [Namespace::Always, Namespace::OnCollision, Namespace::Never];
+
+    /// The mode's stable name (`always`, `collision`, `never`), as the CLI and both bindings
+    /// spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Namespace::Always => "always",
+            Namespace::OnCollision => "collision",
+            Namespace::Never => "never",
+        }
+    }
+}
+
+impl std::fmt::Display for Namespace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A namespace mode that is not one of [`Namespace::ALL`]; the message lists the accepted
+/// names, so the CLI and both bindings give the same guidance.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown namespace `{given}` (one of: {})",
+    Namespace::ALL.map(Namespace::as_str).join(", ")
+)]
+pub struct UnknownNamespace {
+    /// What was given.
+    pub given: String,
+}
+
+impl From<UnknownNamespace> for crate::Error {
+    fn from(e: UnknownNamespace) -> Self {
+        crate::Error::InvalidArgument(e.to_string())
+    }
+}
+
+impl std::str::FromStr for Namespace {
+    type Err = UnknownNamespace;
+
+    /// Parses [`Namespace::as_str`], exactly (no case folding: the names are documented
+    /// lower-case, and a second spelling would be one more thing to keep in step).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Namespace::ALL
+            .into_iter()
+            .find(|n| n.as_str() == s)
+            .ok_or_else(|| UnknownNamespace {
+                given: s.to_owned(),
+            })
+    }
+}
+
 /// Makes `name` valid under `rules` (invalid characters become `_`, too long gets cut with a
 /// hash of the whole name, so different long names stay different).
 pub fn sanitize(name: &str, rules: NameRules) -> String {
@@ -158,5 +212,33 @@ impl NameMap {
     /// Every provider name, sorted.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.reverse.keys().map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_mode_parses_back_from_its_name() {
+        for mode in Namespace::ALL {
+            assert_eq!(mode.as_str().parse::<Namespace>(), Ok(mode));
+            assert_eq!(mode.to_string(), mode.as_str());
+        }
+        assert_eq!("collision".parse(), Ok(Namespace::OnCollision));
+    }
+
+    #[test]
+    fn an_unknown_mode_is_refused_with_the_accepted_names() {
+        for bad in ["sometimes", "", "Always", " never", "on_collision"] {
+            let e = bad.parse::<Namespace>().unwrap_err();
+            assert_eq!(e.given, bad);
+            assert_eq!(
+                e.to_string(),
+                format!("unknown namespace `{bad}` (one of: always, collision, never)")
+            );
+        }
+        let core: crate::Error = "sometimes".parse::<Namespace>().unwrap_err().into();
+        assert_eq!(core.kind(), crate::ErrorKind::InvalidArgument);
     }
 }

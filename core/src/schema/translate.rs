@@ -307,12 +307,14 @@ pub fn translate(
 
 /// The JSON entry point the bindings wrap: `tools` is a `tools/list` array (one server, names
 /// kept as they are, only sanitised) or an object of server name → array (names namespaced as
-/// `options` says).
+/// `options` says). A value nested deeper than [`MAX_VALUE_DEPTH`](super::MAX_VALUE_DEPTH) is
+/// refused (`InvalidSchema`) before anything recursive touches it.
 pub fn translate_value(
     provider: Provider,
     tools: &Value,
     options: &TranslateOptions,
 ) -> Result<Translation, Error> {
+    super::check_depth(tools, "the tools")?;
     let parse = |v: &Value, at: &str| -> Result<Vec<Tool>, Error> {
         serde_json::from_value(v.clone())
             .map_err(|e| Error::InvalidArgument(format!("{at}: not a list of MCP tools: {e}")))
