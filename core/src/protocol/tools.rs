@@ -341,7 +341,10 @@ mod tests {
         assert_eq!(Value::Object(p.extra), json!({"task": {"ttl": 5}, "x": 2}));
         // An escaped key is still the key it spells.
         assert_eq!(parse(r#"{"n\u0061me":"e"}"#).unwrap().name, "e");
-        assert_eq!(parse(r#"{"name":"e","arguments":null}"#).unwrap().arguments, None);
+        assert_eq!(
+            parse(r#"{"name":"e","arguments":null}"#).unwrap().arguments,
+            None
+        );
     }
 
     #[test]
