@@ -2,12 +2,13 @@
 """Instructions per call of a stdio server, counted by callgrind (deterministic, unlike timings
 on a shared machine).
 
-    python3 benches/irbench.py [--calls N] -- CMD ARGS...
+    python3 benches/irbench.py [--calls N] [--keep DIR] -- CMD ARGS...
 
 Runs the server under `valgrind --tool=callgrind` twice per mode: handshake only, then the
 handshake and N `echo` calls, one in flight (`seq`) or 16 in flight (`pipe16`), over real pipes
 (the server sees what `mcpload` gives it). The difference divided by N is the per-call cost,
-without startup. Every answer is checked (id and echoed text).
+without startup. Every answer is checked (id and echoed text). `--keep DIR` leaves each run's
+callgrind output in DIR (`seq-0.callgrind`, `seq-2000.callgrind`, …) for `callgrind_annotate`.
 """
 import argparse
 import json
@@ -27,8 +28,9 @@ def call(i):
                  "params": {"name": "echo", "arguments": {"text": TEXT}}})
 
 
-def instructions(cmd, mode, calls):
-    with tempfile.NamedTemporaryFile(suffix=".callgrind") as out:
+def instructions(cmd, mode, calls, keep=None):
+    with tempfile.NamedTemporaryFile(suffix=".callgrind", dir=keep,
+                                     prefix=f"{mode}-{calls}-", delete=keep is None) as out:
         p = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out.name}"] + cmd,
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
@@ -77,11 +79,12 @@ def instructions(cmd, mode, calls):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--keep", metavar="DIR", help="keep the callgrind outputs in DIR")
     parser.add_argument("cmd", nargs="+")
     args = parser.parse_args()
     for mode in ("seq", "pipe16"):
-        base = instructions(args.cmd, mode, 0)
-        total = instructions(args.cmd, mode, args.calls)
+        base = instructions(args.cmd, mode, 0, args.keep)
+        total = instructions(args.cmd, mode, args.calls, args.keep)
         print(f"{mode}: {(total - base) / args.calls:,.0f} Ir/call "
               f"(startup {base:,}, {args.calls} calls {total - base:,})")
 

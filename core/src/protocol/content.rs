@@ -202,6 +202,23 @@ impl Serialize for ContentBlock {
             map.end()
         }
         match self {
+            ContentBlock::Text(b) if plain_text(b) => {
+                // The common block, written directly: the same members in the same order as
+                // `tagged` would write them, without building a `Value` first.
+                let mut map = s.serialize_map(None)?;
+                map.serialize_entry("type", "text")?;
+                map.serialize_entry("text", &b.text)?;
+                if let Some(annotations) = &b.annotations {
+                    map.serialize_entry("annotations", annotations)?;
+                }
+                if let Some(meta) = &b.meta {
+                    map.serialize_entry("_meta", meta)?;
+                }
+                for (k, v) in &b.extra {
+                    map.serialize_entry(k, v)?;
+                }
+                map.end()
+            }
             ContentBlock::Text(b) => tagged(s, "text", b),
             ContentBlock::Image(b) => tagged(s, "image", b),
             ContentBlock::Audio(b) => tagged(s, "audio", b),
@@ -210,6 +227,16 @@ impl Serialize for ContentBlock {
             ContentBlock::Unknown(v) => v.serialize(s),
         }
     }
+}
+
+/// Whether a text block can skip the detour through a `Value`: none of its unknown members
+/// shadows a member it writes itself (through the detour a shadowing member would replace
+/// the value in place, or `type` be dropped).
+fn plain_text(b: &TextContent) -> bool {
+    b.extra.is_empty()
+        || !["type", "text", "annotations", "_meta"]
+            .iter()
+            .any(|k| b.extra.contains_key(*k))
 }
 
 impl<'de> Deserialize<'de> for ContentBlock {
@@ -256,6 +283,35 @@ mod tests {
         let b: ContentBlock = serde_json::from_value(v.clone()).unwrap();
         assert_eq!(b.as_text(), Some("hi"));
         assert_eq!(serde_json::to_value(&b).unwrap(), v);
+    }
+
+    #[test]
+    fn text_blocks_are_written_as_through_a_value() {
+        // The direct path for text blocks must write what the `Value` detour writes.
+        let detour = |b: &TextContent| {
+            let Value::Object(mut fields) = serde_json::to_value(b).unwrap() else {
+                unreachable!()
+            };
+            fields.shift_remove("type");
+            let mut out = JsonObject::new();
+            out.insert("type".into(), "text".into());
+            out.extend(fields);
+            serde_json::to_string(&out).unwrap()
+        };
+        let mut block = TextContent {
+            text: "a \"quoted\"\nline".into(),
+            annotations: Some(json!({"priority": 1}).as_object().cloned().unwrap()),
+            meta: Some(json!({"k": [1, 2]}).as_object().cloned().unwrap()),
+            extra: json!({"z": 1, "a": null}).as_object().cloned().unwrap(),
+        };
+        let direct = serde_json::to_string(&ContentBlock::Text(block.clone())).unwrap();
+        assert_eq!(direct, detour(&block));
+        // A shadowing unknown member takes the detour, as before.
+        block.extra.insert("text".into(), json!("shadow"));
+        block.extra.insert("type".into(), json!("other"));
+        let shadowed = serde_json::to_value(ContentBlock::Text(block)).unwrap();
+        assert_eq!(shadowed["text"], "shadow");
+        assert_eq!(shadowed["type"], "text");
     }
 
     #[test]

@@ -145,7 +145,10 @@ pub struct ListToolsResult {
 }
 
 /// Params of `tools/call`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+///
+/// Deserialized by hand (see the impl below): `#[serde(flatten)]` would buffer the whole object
+/// into serde's private `Content` tree and decode it a second time, on every call.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct CallToolRequestParams {
     /// The tool to call.
     pub name: String,
@@ -158,6 +161,98 @@ pub struct CallToolRequestParams {
     /// Unknown members (`task`, `inputResponses`, `requestState`, …).
     #[serde(flatten)]
     pub extra: JsonObject,
+}
+
+/// One pass over the object: the three known members are decoded in place and every other
+/// member goes into `extra`, as the derived (flattening) impl would, with the same errors
+/// (`missing field`, `duplicate field`) and the last of repeated unknown members kept.
+impl<'de> Deserialize<'de> for CallToolRequestParams {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Params;
+        impl<'de> serde::de::Visitor<'de> for Params {
+            type Value = CallToolRequestParams;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct CallToolRequestParams")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                use serde::de::Error;
+                let mut name: Option<String> = None;
+                let mut arguments: Option<Option<JsonObject>> = None;
+                let mut meta: Option<Option<JsonObject>> = None;
+                let mut extra = JsonObject::new();
+                while let Some(key) = map.next_key::<Key>()? {
+                    match key {
+                        Key::Name if name.is_some() => {
+                            return Err(A::Error::duplicate_field("name"));
+                        }
+                        Key::Name => name = Some(map.next_value()?),
+                        Key::Arguments if arguments.is_some() => {
+                            return Err(A::Error::duplicate_field("arguments"));
+                        }
+                        Key::Arguments => arguments = Some(map.next_value()?),
+                        Key::Meta if meta.is_some() => {
+                            return Err(A::Error::duplicate_field("_meta"));
+                        }
+                        Key::Meta => meta = Some(map.next_value()?),
+                        Key::Other(key) => {
+                            let value: Value = map.next_value()?;
+                            extra.insert(key, value);
+                        }
+                    }
+                }
+                Ok(CallToolRequestParams {
+                    name: name.ok_or_else(|| A::Error::missing_field("name"))?,
+                    arguments: arguments.flatten(),
+                    meta: meta.flatten(),
+                    extra,
+                })
+            }
+        }
+        d.deserialize_map(Params)
+    }
+}
+
+/// A member name of `tools/call` params: the known ones are matched without allocating.
+enum Key {
+    Name,
+    Arguments,
+    Meta,
+    Other(String),
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl serde::de::Visitor<'_> for KeyVisitor {
+            type Value = Key;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Key, E> {
+                Ok(match key {
+                    "name" => Key::Name,
+                    "arguments" => Key::Arguments,
+                    "_meta" => Key::Meta,
+                    other => Key::Other(other.to_owned()),
+                })
+            }
+
+            fn visit_string<E: serde::de::Error>(self, key: String) -> Result<Key, E> {
+                Ok(match key.as_str() {
+                    "name" | "arguments" | "_meta" => self.visit_str(&key)?,
+                    _ => Key::Other(key),
+                })
+            }
+        }
+        d.deserialize_identifier(KeyVisitor)
+    }
 }
 
 /// Result of `tools/call`. A failing tool reports `is_error: true`, not a protocol error.
@@ -222,5 +317,47 @@ impl CallToolResult {
             .filter_map(ContentBlock::as_text)
             .collect::<Vec<_>>()
             .join("\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(text: &str) -> Result<CallToolRequestParams, String> {
+        serde_json::from_str(text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn call_params_are_read_in_one_pass_with_unknown_members_kept() {
+        let p = parse(
+            r#"{"name":"echo","arguments":{"text":"hi"},"_meta":{"progressToken":1},"task":{"ttl":5},"x":1,"x":2}"#,
+        )
+        .unwrap();
+        assert_eq!(p.name, "echo");
+        assert_eq!(p.arguments, json!({"text": "hi"}).as_object().cloned());
+        assert_eq!(p.meta, json!({"progressToken": 1}).as_object().cloned());
+        assert_eq!(Value::Object(p.extra), json!({"task": {"ttl": 5}, "x": 2}));
+        // An escaped key is still the key it spells.
+        assert_eq!(parse(r#"{"n\u0061me":"e"}"#).unwrap().name, "e");
+        assert_eq!(
+            parse(r#"{"name":"e","arguments":null}"#).unwrap().arguments,
+            None
+        );
+    }
+
+    #[test]
+    fn call_params_errors_name_the_field() {
+        let missing = parse(r#"{"arguments":{}}"#).unwrap_err();
+        assert!(missing.contains("missing field `name`"), "{missing}");
+        let twice = parse(r#"{"name":"a","name":"b"}"#).unwrap_err();
+        assert!(twice.contains("duplicate field `name`"), "{twice}");
+        let twice = parse(r#"{"name":"a","arguments":{},"arguments":{}}"#).unwrap_err();
+        assert!(twice.contains("duplicate field `arguments`"), "{twice}");
+        let shape = parse(r#"{"name":"a","arguments":[1]}"#).unwrap_err();
+        assert!(shape.contains("invalid type"), "{shape}");
+        assert!(parse(r#"["echo"]"#).is_err());
+        assert!(parse(r#"{"name":1}"#).is_err());
     }
 }

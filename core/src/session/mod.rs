@@ -93,6 +93,12 @@ impl std::fmt::Debug for Session {
     }
 }
 
+/// The in-flight table: keyed by ids the peer chooses, so the hasher must stay keyed against
+/// collision flooding. `ahash`'s `RandomState` is seeded from the OS once per process (and
+/// varied per table). SipHash, the std default, cost about 400 more instructions per request
+/// for its insert and remove (of about 20 k for a small `tools/call`).
+type InflightTable = HashMap<RequestId, Inflight, ahash::RandomState>;
+
 struct Inflight {
     cancel: CancellationToken,
     /// `initialize` must not be cancelled (the only method a cancel needs to know).
@@ -104,7 +110,7 @@ struct Inner {
     config: SessionConfig,
     outbound: mpsc::Sender<Outbound>,
     pending: Mutex<PendingTable>,
-    inflight: Mutex<HashMap<RequestId, Inflight>>,
+    inflight: Mutex<InflightTable>,
     inflight_drained: Notify,
     /// Batch responses still being assembled (they count as in flight at shutdown).
     batches_pending: std::sync::atomic::AtomicUsize,
@@ -137,7 +143,7 @@ impl Session {
                 config,
                 outbound: link.outbound,
                 pending: Mutex::new(PendingTable::default()),
-                inflight: Mutex::new(HashMap::new()),
+                inflight: Mutex::new(InflightTable::default()),
                 inflight_drained: Notify::new(),
                 batches_pending: std::sync::atomic::AtomicUsize::new(0),
                 next_id: AtomicI64::new(0),
