@@ -4,7 +4,7 @@
 //! Compiling such a schema with the general validator runs the whole JSON Schema machinery
 //! (the meta-schema check, the keyword compilers, the regex engines): about 4.5 M instructions
 //! before a server's first answer and a few MiB of code paged in at the first tool
-//! registration, for what is a handful of type checks. (Per call the two are about even.) A schema is recognised here only when every keyword in it is one
+//! registration, for what is a handful of type checks. A schema is recognised here only when every keyword in it is one
 //! whose meaning is fixed and the same in every dialect we accept (no `$ref`, no `pattern`, no
 //! combinators): then [`FlatObject::is_valid`] decides exactly what the general validator
 //! would. Anything else, or any doubt, goes to the general validator. When an instance is
@@ -124,9 +124,10 @@ impl FlatObject {
         let Value::Object(object) = instance else {
             return false;
         };
-        if !self.required.iter().all(|name| object.contains_key(name)) {
-            return false;
-        }
+        // One pass over the arguments, comparing names instead of looking each required one
+        // up in the map (which would hash it). Keys are unique and `required` is distinct, so
+        // counting the required keys met is exact.
+        let mut required_met = 0;
         for (key, value) in object {
             match self.properties.iter().find(|(name, _)| name == key) {
                 Some((_, Some(kind))) if !kind.admits(value) => return false,
@@ -134,8 +135,9 @@ impl FlatObject {
                 None if self.closed => return false,
                 None => {}
             }
+            required_met += usize::from(self.required.iter().any(|name| name == key));
         }
-        true
+        required_met == self.required.len()
     }
 }
 
