@@ -4,12 +4,12 @@
 //! Compiling such a schema with the general validator runs the whole JSON Schema machinery
 //! (the meta-schema check, the keyword compilers, the regex engines): about 4.5 M instructions
 //! before a server's first answer and a few MiB of code paged in at the first tool
-//! registration, for what is a handful of type checks. A schema is recognised here only when every keyword in it is one
-//! whose meaning is fixed and the same in every dialect we accept (no `$ref`, no `pattern`, no
-//! combinators): then [`FlatObject::is_valid`] decides exactly what the general validator
-//! would. Anything else, or any doubt, goes to the general validator. When an instance is
-//! invalid, the caller still asks the general validator for the wording of the errors, so
-//! users see one set of messages whichever path ran (`validate.rs`).
+//! registration, for what is a handful of type checks. A schema is recognised here only when
+//! every keyword in it is one whose meaning is fixed and the same in every dialect we accept
+//! (no `$ref`, no `pattern`, no combinators): then [`FlatObject::is_valid`] decides exactly
+//! what the general validator would. Anything else, or any doubt, goes to the general
+//! validator. When an instance is invalid, the caller still asks the general validator for the
+//! wording of the errors, so users see one set of messages whichever path ran (`validate.rs`).
 
 use serde_json::{Map, Value};
 
