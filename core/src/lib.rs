@@ -19,6 +19,7 @@
 pub mod auth;
 pub mod cli;
 pub mod client;
+pub mod embed;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;

@@ -33,6 +33,7 @@ use serde_json::{Value, json};
 
 use crate::{
     Error, Result,
+    embed::Spawner,
     jsonrpc::codes,
     protocol::{
         CallToolResult, ClientCapabilities, DiscoverResult, Implementation,
@@ -84,6 +85,9 @@ pub struct ClientOptions {
     pub log_level: Option<LoggingLevel>,
     /// Most rounds of one multi round-trip request before giving up.
     pub max_input_rounds: usize,
+    /// Where the session's own tasks run: tokio, or a host loop whose thread reads the
+    /// transport (see [`crate::embed`]).
+    pub spawner: Spawner,
     handlers: Handlers,
 }
 
@@ -111,6 +115,7 @@ impl ClientOptions {
             on_notification: None,
             log_level: None,
             max_input_rounds: 16,
+            spawner: Spawner::Tokio,
             handlers: Handlers::default(),
         }
     }
@@ -235,7 +240,13 @@ impl Client {
             options.on_notification.clone(),
             streams.clone(),
         ));
-        let session = Session::start(transport, Role::Client, dispatch, options.session.clone());
+        let session = Session::start_on(
+            transport,
+            Role::Client,
+            dispatch,
+            options.session.clone(),
+            options.spawner.clone(),
+        );
         let details = match negotiate(&session, &options).await {
             Ok(details) => details,
             Err(e) => {

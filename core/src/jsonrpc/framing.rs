@@ -19,57 +19,52 @@ pub enum FrameEvent {
     },
 }
 
-/// Reads newline-delimited frames from an async byte stream.
-pub struct LineReader<R> {
-    inner: R,
+/// Cuts newline-delimited frames out of bytes as they arrive, with the size cap. This is the
+/// whole of the framing logic; [`LineReader`] feeds it from an async stream, and a host event
+/// loop that reads the bytes itself (see [`crate::embed`]) feeds it directly.
+#[derive(Debug)]
+pub struct LineSplitter {
     buf: BytesMut,
     /// Bytes of `buf` already known to contain no newline.
     scanned: usize,
     max: usize,
     /// When set, bytes are being dropped until the next newline; holds the count so far.
     discarding: Option<usize>,
-    eof: bool,
 }
 
-impl<R: AsyncRead + Unpin> LineReader<R> {
-    /// A reader that refuses lines longer than `max` bytes.
-    pub fn new(inner: R, max: usize) -> Self {
-        LineReader {
-            inner,
+impl LineSplitter {
+    /// A splitter that refuses lines longer than `max` bytes.
+    pub fn new(max: usize) -> Self {
+        LineSplitter {
             buf: BytesMut::with_capacity(8 * 1024),
             scanned: 0,
             max,
             discarding: None,
-            eof: false,
         }
     }
 
-    /// Whether bytes are waiting in the buffer (used to decide when to flush replies).
+    /// Whether bytes are waiting in the buffer.
     pub fn has_buffered_input(&self) -> bool {
         !self.buf.is_empty()
     }
 
-    /// The next frame, `Ok(None)` at end of stream.
-    pub async fn next(&mut self) -> std::io::Result<Option<FrameEvent>> {
-        loop {
-            if let Some(event) = self.take_buffered() {
-                return Ok(Some(event));
-            }
-            if self.eof {
-                return Ok(self.finish());
-            }
-            if self.buf.capacity() - self.buf.len() < 4096 {
-                self.buf.reserve(self.buf.len().clamp(8 * 1024, 1 << 20));
-            }
-            let n = self.inner.read_buf(&mut self.buf).await?;
-            if n == 0 {
-                self.eof = true;
-            }
+    /// Appends bytes that arrived. Feed at most a read's worth at a time and take the frames
+    /// out in between: a line being discarded is dropped as it goes, so the buffer stays
+    /// within the cap plus one chunk.
+    pub fn extend(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// The buffer to read into directly (with room for at least 4 KiB more).
+    fn read_buffer(&mut self) -> &mut BytesMut {
+        if self.buf.capacity() - self.buf.len() < 4096 {
+            self.buf.reserve(self.buf.len().clamp(8 * 1024, 1 << 20));
         }
+        &mut self.buf
     }
 
     /// Takes a complete frame out of the buffer if there is one.
-    fn take_buffered(&mut self) -> Option<FrameEvent> {
+    pub fn next_frame(&mut self) -> Option<FrameEvent> {
         loop {
             let newline =
                 memchr::memchr(b'\n', &self.buf[self.scanned..]).map(|i| self.scanned + i);
@@ -122,7 +117,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 
     /// At end of stream: a last line without a newline still counts.
-    fn finish(&mut self) -> Option<FrameEvent> {
+    pub fn finish(&mut self) -> Option<FrameEvent> {
         let line = self.buf.split();
         self.scanned = 0;
         if let Some(dropped) = self.discarding.take() {
@@ -153,6 +148,45 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         }
         self.scanned = self.buf.len();
         dropped
+    }
+}
+
+/// Reads newline-delimited frames from an async byte stream.
+pub struct LineReader<R> {
+    inner: R,
+    lines: LineSplitter,
+    eof: bool,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    /// A reader that refuses lines longer than `max` bytes.
+    pub fn new(inner: R, max: usize) -> Self {
+        LineReader {
+            inner,
+            lines: LineSplitter::new(max),
+            eof: false,
+        }
+    }
+
+    /// Whether bytes are waiting in the buffer (used to decide when to flush replies).
+    pub fn has_buffered_input(&self) -> bool {
+        self.lines.has_buffered_input()
+    }
+
+    /// The next frame, `Ok(None)` at end of stream.
+    pub async fn next(&mut self) -> std::io::Result<Option<FrameEvent>> {
+        loop {
+            if let Some(event) = self.lines.next_frame() {
+                return Ok(Some(event));
+            }
+            if self.eof {
+                return Ok(self.lines.finish());
+            }
+            let n = self.inner.read_buf(self.lines.read_buffer()).await?;
+            if n == 0 {
+                self.eof = true;
+            }
+        }
     }
 }
 
@@ -225,7 +259,7 @@ mod tests {
             reader.next().await.unwrap(),
             Some(FrameEvent::Oversized { len: 100_000 })
         );
-        assert!(reader.buf.capacity() < 2 << 20);
+        assert!(reader.lines.buf.capacity() < 2 << 20);
         assert_eq!(reader.next().await.unwrap(), Some(frame("{}")));
         writer.await.unwrap();
     }

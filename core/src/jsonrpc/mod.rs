@@ -18,7 +18,7 @@ pub use encode::{
     encode_error, encode_error_without_id, encode_notification, encode_request, encode_response,
 };
 pub use error::{ErrorObject, codes};
-pub use framing::{FrameEvent, LineReader, push_line};
+pub use framing::{FrameEvent, LineReader, LineSplitter, push_line};
 pub use id::RequestId;
 pub use message::{ErrorResponse, Message, Notification, Request, Response};
 

@@ -55,6 +55,7 @@ pub use tools::{ToolError, ToolHandler, ToolResult};
 
 use crate::{
     Error, Result,
+    embed::Spawner,
     jsonrpc::RequestId,
     protocol::{
         Implementation, Prompt, ProtocolVersion, Resource, ResourceTemplate, Tool, methods,
@@ -396,6 +397,12 @@ impl Server {
 
     /// Serves one client over `transport`. The session runs until the transport closes.
     pub fn serve(&self, transport: impl Transport) -> Session {
+        self.serve_on(transport, Spawner::Tokio)
+    }
+
+    /// Serves one session over `transport`, with the session's own tasks on `spawner` (a
+    /// host loop whose thread reads the transport: see [`crate::embed`]).
+    pub fn serve_on(&self, transport: impl Transport, spawner: Spawner) -> Session {
         let id = self.inner.next_session.fetch_add(1, Ordering::Relaxed);
         let data = Arc::new(SessionData::default());
         let dispatch = Arc::new(dispatch::ServerDispatch::new(
@@ -403,11 +410,12 @@ impl Server {
             id,
             data.clone(),
         ));
-        let session = Session::start(
+        let session = Session::start_on(
             transport,
             Role::Server,
             dispatch,
             self.inner.session_config.clone(),
+            spawner,
         );
         self.inner
             .sessions

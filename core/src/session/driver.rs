@@ -1,6 +1,7 @@
 //! The driver task: reads inbound frames in order and routes each message without waiting on
-//! any handler (on a current-thread runtime it polls a new handler once, and gives it a task
-//! only if it is not ready).
+//! any handler (where a new task would run on this same thread anyway — a current-thread
+//! runtime, a host loop — it polls a new handler once, and gives it a task only if it is not
+//! ready).
 
 use std::{
     collections::hash_map::Entry,
@@ -12,12 +13,13 @@ use bytes::Bytes;
 use futures::FutureExt;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use tokio::{sync::mpsc, task::JoinHandle};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{Dispatch, IncomingRequest, Inflight, Phase, RequestContext, Session};
 use crate::{
     Error,
+    embed::Join,
     jsonrpc::{
         Decoded, ErrorObject, ErrorResponse, Invalid, Message, Notification, Request, RequestId,
         Response, decode, encode_error, encode_error_without_id, encode_response,
@@ -191,7 +193,7 @@ impl Session {
         bytes: Bytes,
         headers: Option<Arc<http::HeaderMap>>,
         dispatch: &Arc<dyn Dispatch>,
-    ) -> Option<JoinHandle<()>> {
+    ) -> Option<Join> {
         match decode(&bytes, &self.inner.config.limits) {
             Err(e) => self.log_dropped(&format!("dropped an unparseable message: {e}")),
             Ok(Decoded::Single(Ok(Message::Request(request)))) => {
@@ -253,7 +255,7 @@ impl Session {
         }
         let session = self.clone();
         self.inner.batches_pending.fetch_add(1, Ordering::AcqRel);
-        tokio::spawn(async move {
+        self.inner.spawner.detach(async move {
             let mut parts = Vec::with_capacity(answers);
             for _ in 0..answers {
                 match rx.recv().await {
@@ -322,7 +324,7 @@ impl Session {
         dispatch: &Arc<dyn Dispatch>,
         reply_to: &ReplyTo,
         headers: Option<Arc<http::HeaderMap>>,
-    ) -> Option<JoinHandle<()>> {
+    ) -> Option<Join> {
         let Request { id, method, params } = request;
         let meta = extract_meta(params.as_deref());
         let stateless = meta
@@ -384,7 +386,7 @@ impl Session {
         }
         let session = self.clone();
         let reply_to = reply_to.clone();
-        Some(tokio::spawn(async move {
+        Some(self.inner.spawner.spawn(async move {
             let outcome = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => None,
@@ -509,7 +511,7 @@ impl Session {
         let frame = Outbound::Frame(crate::transport::OutFrame { bytes, route });
         if let Err(mpsc::error::TrySendError::Full(frame)) = self.inner.outbound.try_send(frame) {
             let tx = self.inner.outbound.clone();
-            tokio::spawn(async move {
+            self.inner.spawner.detach(async move {
                 let _ = tx.send(frame).await;
             });
         }

@@ -36,6 +36,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     Error, Result,
+    embed::Spawner,
     jsonrpc::{Limits, RequestId, encode_notification, encode_request},
     protocol::{ProtocolVersion, meta},
     sync::{Mutex, RwLock},
@@ -120,11 +121,11 @@ struct Inner {
     done: CancellationToken,
     close_reason: Mutex<Option<Error>>,
     dropped_log: Mutex<LogLimiter>,
-    /// Whether the driver polls a new request's handler once itself before giving it a task:
-    /// only on a current-thread runtime, where the task would run on this same thread anyway.
-    /// On a multi-threaded one the task may start on another worker at once, and a handler
-    /// that computes before its first await must not hold up the frames behind it.
+    /// Whether the driver polls a new request's handler once itself before giving it a task
+    /// (see [`Spawner::runs_on_this_thread`]).
     poll_inline: bool,
+    /// Where the driver, waiting handlers and helper tasks run.
+    spawner: Spawner,
 }
 
 impl Session {
@@ -136,6 +137,21 @@ impl Session {
         dispatch: Arc<dyn Dispatch>,
         config: SessionConfig,
     ) -> Session {
+        Session::start_on(transport, role, dispatch, config, Spawner::Tokio)
+    }
+
+    /// Starts a session whose driver and waiting handlers run on `spawner`: on a host loop,
+    /// everything the session does itself happens on the host thread (see [`crate::embed`]).
+    /// With [`Spawner::Tokio`], must be called within a tokio runtime.
+    pub fn start_on(
+        transport: impl Transport,
+        role: Role,
+        dispatch: Arc<dyn Dispatch>,
+        config: SessionConfig,
+        spawner: Spawner,
+    ) -> Session {
+        // A transport registers its pipes with the runtime: from a host thread, enter it.
+        let _runtime = spawner.host().map(|host| host.runtime().enter());
         let link = transport.into_link();
         let session = Session {
             inner: Arc::new(Inner {
@@ -152,17 +168,22 @@ impl Session {
                 done: CancellationToken::new(),
                 close_reason: Mutex::new(None),
                 dropped_log: Mutex::new(LogLimiter::new(10, Duration::from_secs(1))),
-                poll_inline: tokio::runtime::Handle::current().runtime_flavor()
-                    == tokio::runtime::RuntimeFlavor::CurrentThread,
+                poll_inline: spawner.runs_on_this_thread(),
+                spawner: spawner.clone(),
             }),
         };
-        tokio::spawn(driver::drive(session.clone(), link.inbound, dispatch));
+        spawner.detach(driver::drive(session.clone(), link.inbound, dispatch));
         session
     }
 
     /// The role this session plays.
     pub fn role(&self) -> Role {
         self.inner.role
+    }
+
+    /// Where the session's own tasks run.
+    pub fn spawner(&self) -> &Spawner {
+        &self.inner.spawner
     }
 
     /// The engine settings.
@@ -389,11 +410,17 @@ impl Session {
         match self.inner.outbound.try_send(frame) {
             Ok(()) => {}
             Err(mpsc::error::TrySendError::Full(frame)) => {
-                if let Ok(handle) = tokio::runtime::Handle::try_current() {
-                    let tx = self.inner.outbound.clone();
-                    handle.spawn(async move {
-                        let _ = tx.send(frame).await;
-                    });
+                let tx = self.inner.outbound.clone();
+                let send = async move {
+                    let _ = tx.send(frame).await;
+                };
+                match &self.inner.spawner {
+                    Spawner::Host(host) => host.spawn(send),
+                    Spawner::Tokio => {
+                        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                            handle.spawn(send);
+                        }
+                    }
                 }
             }
             Err(mpsc::error::TrySendError::Closed(_)) => {}

@@ -29,6 +29,7 @@ use tokio_util::sync::CancellationToken;
 use super::{Inbound, Link, OUTBOUND_QUEUE, Outbound, Transport};
 use crate::{
     Error,
+    embed::{EndAction, Feeder, HostLoop, Spawner},
     jsonrpc::{FrameEvent, Limits, LineReader},
 };
 
@@ -42,6 +43,16 @@ pub struct StdioTransport {
     output: Option<OwnedFd>,
     max_message_bytes: usize,
     redirect_stdout: bool,
+    hosted: Option<Hosted>,
+}
+
+/// A transport whose input a host's event loop reads (see [`StdioTransport::hosted`]).
+#[derive(Debug)]
+struct Hosted {
+    host: HostLoop,
+    in_tx: mpsc::Sender<Inbound>,
+    in_rx: mpsc::Receiver<Inbound>,
+    stop: CancellationToken,
 }
 
 impl Default for StdioTransport {
@@ -58,6 +69,7 @@ impl StdioTransport {
             output: None,
             max_message_bytes: Limits::SERVER.max_message_bytes,
             redirect_stdout: true,
+            hosted: None,
         }
     }
 
@@ -83,6 +95,34 @@ impl StdioTransport {
         self
     }
 
+    /// Hands the input to a host's event loop: the host reads it (fd 0, or the input given
+    /// to [`StdioTransport::from_fds`], which the feeder then owns: see
+    /// [`Feeder::input_fd`]) and passes the bytes to the returned [`Feeder`]; the writer runs
+    /// on `host`'s thread, so a reply the session makes there is written there too. Start the
+    /// session with [`crate::embed::Spawner::Host`] on the same loop. Set the cap first.
+    pub fn hosted(mut self, host: &HostLoop) -> (StdioTransport, Feeder) {
+        let (in_tx, in_rx) = mpsc::channel(OUTBOUND_QUEUE);
+        let stop = CancellationToken::new();
+        let spawner = Spawner::Host(host.clone());
+        let mut feeder = Feeder::new(
+            self.max_message_bytes,
+            in_tx.clone(),
+            EndAction::Close(None),
+            stop.clone(),
+            &spawner,
+        );
+        if let Some(input) = self.input.take() {
+            feeder.own_input(input);
+        }
+        self.hosted = Some(Hosted {
+            host: host.clone(),
+            in_tx,
+            in_rx,
+            stop,
+        });
+        (self, feeder)
+    }
+
     fn open(self) -> io::Result<(Reader, Writer)> {
         let input = match self.input {
             Some(fd) => fd,
@@ -106,7 +146,10 @@ type Reader = Pin<Box<dyn AsyncRead + Send>>;
 type Writer = Pin<Box<dyn AsyncWrite + Send>>;
 
 impl Transport for StdioTransport {
-    fn into_link(self) -> Link {
+    fn into_link(mut self) -> Link {
+        if let Some(hosted) = self.hosted.take() {
+            return self.into_hosted_link(hosted);
+        }
         let max = self.max_message_bytes;
         let (in_tx, in_rx) = mpsc::channel(OUTBOUND_QUEUE);
         let (out_tx, out_rx) = mpsc::channel(OUTBOUND_QUEUE);
@@ -118,6 +161,40 @@ impl Transport for StdioTransport {
             }
             Err(e) => {
                 // Report the failure through the link so the session ends with a reason.
+                let _ = in_tx.try_send(Inbound::Closed(Some(Error::from(e))));
+            }
+        }
+        Link {
+            inbound: in_rx,
+            outbound: out_tx,
+        }
+    }
+}
+
+impl StdioTransport {
+    /// The writer on the host loop; the input comes from the feeder.
+    fn into_hosted_link(self, hosted: Hosted) -> Link {
+        let Hosted {
+            host,
+            in_tx,
+            in_rx,
+            stop,
+        } = hosted;
+        let (out_tx, out_rx) = mpsc::channel(OUTBOUND_QUEUE);
+        let output = match self.output {
+            Some(fd) => Ok(fd),
+            None => dup_cloexec(1).inspect(|_| {
+                if self.redirect_stdout {
+                    redirect_stdout_to_stderr();
+                }
+            }),
+        };
+        match output.and_then(async_writer) {
+            Ok(writer) => {
+                host.spawn(write_frames(writer, out_rx, in_tx, stop));
+            }
+            Err(e) => {
+                stop.cancel();
                 let _ = in_tx.try_send(Inbound::Closed(Some(Error::from(e))));
             }
         }
@@ -241,7 +318,7 @@ fn is_pollable(fd: &OwnedFd) -> bool {
     kind == libc::S_IFIFO || kind == libc::S_IFSOCK
 }
 
-fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
+pub(crate) fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
     // SAFETY: F_GETFL/F_SETFL on an open descriptor we own.
     unsafe {
         let flags = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);

@@ -33,7 +33,14 @@ use tokio::{
 use tokio_util::sync::CancellationToken;
 
 use super::{Inbound, Link, OUTBOUND_QUEUE, Outbound, Transport, stdio::read_frames};
-use crate::{Error, jsonrpc::Limits, sync::Mutex};
+use crate::{
+    Error,
+    embed::{Join, Spawner},
+    jsonrpc::Limits,
+    sync::Mutex,
+};
+
+mod hosted;
 
 /// Environment variables a child inherits by default, as the official SDKs do. Everything else
 /// must be passed explicitly, so host secrets do not leak into every server.
@@ -224,6 +231,8 @@ pub struct ChildTransport {
     pid: u32,
     stderr: Arc<StderrRing>,
     status: Arc<OnceLock<ExitStatus>>,
+    /// Set by [`ChildTransport::hosted`]: a host loop reads stdout and runs the writer.
+    hosted: Option<hosted::HostedInput>,
 }
 
 #[derive(Debug)]
@@ -231,7 +240,8 @@ struct Parts {
     command: String,
     child: Child,
     stdin: ChildStdin,
-    stdout: ChildStdout,
+    /// Taken by [`ChildTransport::hosted`].
+    stdout: Option<ChildStdout>,
     stderr_drain: JoinHandle<()>,
     max_message_bytes: usize,
     shutdown: ShutdownTimeouts,
@@ -263,7 +273,7 @@ impl ChildTransport {
                 command: display,
                 child,
                 stdin,
-                stdout,
+                stdout: Some(stdout),
                 stderr_drain,
                 max_message_bytes: command.max_message_bytes,
                 shutdown: command.shutdown,
@@ -271,6 +281,7 @@ impl ChildTransport {
             pid,
             stderr,
             status: Arc::new(OnceLock::new()),
+            hosted: None,
         })
     }
 
@@ -320,50 +331,96 @@ impl ChildMonitor {
 impl Transport for ChildTransport {
     fn into_link(mut self) -> Link {
         let (in_tx, in_rx) = mpsc::channel(OUTBOUND_QUEUE);
-        let (out_tx, out_rx) = mpsc::channel(OUTBOUND_QUEUE);
         let Some(parts) = self.parts.take() else {
             let _ = in_tx.try_send(Inbound::Closed(Some(Error::closed(
                 "child transport already used",
             ))));
             return Link {
                 inbound: in_rx,
-                outbound: out_tx,
+                outbound: out_channel().0,
             };
         };
+        if let Some(hosted) = self.hosted.take() {
+            return hosted::link(&self, parts, hosted);
+        }
+        let (wire_tx, wire_rx) = mpsc::channel(OUTBOUND_QUEUE);
+        let stop_reading = CancellationToken::new();
+        let stdout_eof = CancellationToken::new();
+
+        // stdout → frames. Frames go through `wire` so the supervisor can hold back the final
+        // `Closed` until every frame the child wrote has been delivered.
+        let mut parts = parts;
+        let reader = match parts.stdout.take() {
+            Some(stdout) => Spawner::Tokio.spawn(read_frames(
+                stdout,
+                parts.max_message_bytes,
+                wire_tx,
+                stop_reading.clone(),
+            )),
+            None => Spawner::Tokio.spawn(async {}),
+        };
+        tokio::spawn(forward_frames(wire_rx, in_tx.clone(), stdout_eof.clone()));
+        let (out_tx, out_rx) = out_channel();
+        self.supervise_on(
+            parts,
+            &Spawner::Tokio,
+            Reading {
+                reader: Some(reader),
+                stop_reading,
+                stdout_eof,
+            },
+            in_tx,
+            out_rx,
+        );
+        Link {
+            inbound: in_rx,
+            outbound: out_tx,
+        }
+    }
+}
+
+fn out_channel() -> (mpsc::Sender<Outbound>, mpsc::Receiver<Outbound>) {
+    mpsc::channel(OUTBOUND_QUEUE)
+}
+
+/// How stdout is being read, for the supervisor.
+struct Reading {
+    /// The reader task, when the transport reads stdout itself (a host loop's feeder is
+    /// stopped through `stop_reading` instead).
+    reader: Option<Join>,
+    stop_reading: CancellationToken,
+    stdout_eof: CancellationToken,
+}
+
+impl ChildTransport {
+    /// Starts the writer (on `writer_on`) and the supervisor (on tokio).
+    fn supervise_on(
+        &self,
+        parts: Parts,
+        writer_on: &Spawner,
+        reading: Reading,
+        inbound: mpsc::Sender<Inbound>,
+        outbound: mpsc::Receiver<Outbound>,
+    ) {
         let Parts {
             command,
             child,
             stdin,
-            stdout,
+            stdout: _,
             stderr_drain,
-            max_message_bytes,
+            max_message_bytes: _,
             shutdown,
         } = parts;
-        let (wire_tx, wire_rx) = mpsc::channel(OUTBOUND_QUEUE);
-        let stop_reading = CancellationToken::new();
-        let stdout_eof = CancellationToken::new();
         let close_requested = CancellationToken::new();
         let write_failed = CancellationToken::new();
-
-        // stdout → frames. Frames go through `wire` so the supervisor can hold back the final
-        // `Closed` until every frame the child wrote has been delivered.
-        let reader = tokio::spawn(read_frames(
-            stdout,
-            max_message_bytes,
-            wire_tx,
-            stop_reading.clone(),
-        ));
-        tokio::spawn(forward_frames(wire_rx, in_tx.clone(), stdout_eof.clone()));
-
         // frames → stdin. The writer reports `Close` (or a failed write) to the supervisor,
         // which speaks last on the inbound channel.
-        let writer = tokio::spawn(write_stdin(
+        let writer = writer_on.spawn(write_stdin(
             stdin,
-            out_rx,
+            outbound,
             close_requested.clone(),
             write_failed.clone(),
         ));
-
         tokio::spawn(supervise(Supervised {
             command,
             child,
@@ -372,18 +429,14 @@ impl Transport for ChildTransport {
             status: self.status.clone(),
             stderr_drain,
             shutdown,
-            reader,
+            reader: reading.reader,
             writer,
-            stop_reading,
-            stdout_eof,
+            stop_reading: reading.stop_reading,
+            stdout_eof: reading.stdout_eof,
             close_requested,
             write_failed,
-            inbound: in_tx,
+            inbound,
         }));
-        Link {
-            inbound: in_rx,
-            outbound: out_tx,
-        }
     }
 }
 
@@ -423,8 +476,8 @@ struct Supervised {
     status: Arc<OnceLock<ExitStatus>>,
     stderr_drain: JoinHandle<()>,
     shutdown: ShutdownTimeouts,
-    reader: JoinHandle<()>,
-    writer: JoinHandle<()>,
+    reader: Option<Join>,
+    writer: Join,
     stop_reading: CancellationToken,
     stdout_eof: CancellationToken,
     close_requested: CancellationToken,
@@ -480,7 +533,9 @@ async fn supervise(mut s: Supervised) {
         .is_err()
     {
         s.stop_reading.cancel();
-        s.reader.abort();
+        if let Some(reader) = &s.reader {
+            reader.abort();
+        }
     }
     // Likewise for stderr. A process that left the group (a grandchild that called `setsid`)
     // can hold the pipe open for as long as it lives: stop reading rather than keep our end
