@@ -3,6 +3,7 @@
 //! server with hand-written (and malformed) messages, and the paths of example binaries.
 #![allow(dead_code)]
 
+pub mod host;
 pub mod peers;
 pub mod schema;
 
