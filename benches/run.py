@@ -39,6 +39,9 @@ RESULTS = HERE / "results"
 STDIO_SERVERS = [
     ("raw limit (serde_json, blocking std I/O)", "limit", [BIN / "raw_stdio"]),
     ("raw tokio pipe", "reference", [BIN / "raw_stdio", "pipe"]),
+    # The ceilings of the binding languages: the least a Node or Python program must do.
+    ("raw JavaScript (no MCP library)", "reference", [NODE, HERE / "node" / "raw_server.mjs"]),
+    ("raw Python (no MCP library)", "reference", [PY, HERE / "python" / "raw_server.py"]),
     ("oxmcp (Rust)", "oxmcp", [BIN / "oxmcp_echo"]),
     ("rmcp 3.11 stdio()", "anchor", [BIN / "rmcp_echo", "stdio"]),
     ("rmcp 3.11 stdio_pipes()", "anchor", [BIN / "rmcp_echo", "pipes"]),
@@ -64,6 +67,8 @@ HTTP_SERVERS = [
 RAW = [BIN / "raw_stdio"]
 CLIENTS = [
     ("oxmcp (Rust)", "oxmcp", [BIN / "oxmcp_client", *RAW]),
+    ("raw JavaScript (no MCP library)", "reference", [NODE, HERE / "node" / "raw_client.mjs", *RAW]),
+    ("raw Python asyncio (no MCP library)", "reference", [PY, HERE / "python" / "raw_client.py", *RAW]),
     ("rmcp 3.11", "anchor", [BIN / "rmcp_client", *RAW]),
     ("TypeScript SDK 1.32 Client", "anchor", [NODE, HERE / "node" / "anchor_client.mjs", *RAW]),
     ("Python SDK 2.3 Client", "anchor", [PY, HERE / "python" / "anchor_client.py", *RAW]),
@@ -94,19 +99,26 @@ SPLIT_NAMES = {"raw limit (serde_json, blocking std I/O)", "oxmcp (Rust)", "rmcp
 
 
 def extra_targets() -> None:
-    """The bindings' rows, when their packages are built (`make bench` builds them)."""
+    """The bindings' rows, when their packages are built (`make bench` builds them), right
+    after the Rust row of each table."""
+    def after_rust(table: list, row: tuple) -> None:
+        at = next(i for i, r in enumerate(table) if r[0].startswith("oxmcp (Rust)")) + 1
+        while at < len(table) and table[at][0].startswith("oxmcp"):
+            at += 1
+        table.insert(at, row)
+
     py_bind = HERE / "bindings" / "oxmcp_python_echo.py"
     venv = HERE / "python" / ".venv-oxmcp" / "bin" / "python"
-    if py_bind.exists() and venv.exists():
-        STDIO_SERVERS.insert(3, ("oxmcp-Python (def handler)", "oxmcp", [venv, py_bind, "def", "stdio"]))
-        STDIO_SERVERS.insert(4, ("oxmcp-Python (async def handler)", "oxmcp", [venv, py_bind, "async", "stdio"]))
-        HTTP_SERVERS.insert(3, ("oxmcp-Python (def handler)", "oxmcp", [venv, py_bind, "def", "http", "{port}"]))
-        CLIENTS.insert(1, ("oxmcp-Python", "oxmcp", [venv, HERE / "bindings" / "oxmcp_python_client.py", *RAW]))
     node_bind = HERE / "bindings" / "oxmcp_node_echo.mjs"
     if node_bind.exists() and (HERE / "bindings" / "node_modules" / "oxmcp").exists():
-        STDIO_SERVERS.insert(3, ("oxmcp-Node (JS handler)", "oxmcp", [NODE, node_bind, "stdio"]))
-        HTTP_SERVERS.insert(3, ("oxmcp-Node (JS handler)", "oxmcp", [NODE, node_bind, "http", "{port}"]))
-        CLIENTS.insert(1, ("oxmcp-Node", "oxmcp", [NODE, HERE / "bindings" / "oxmcp_node_client.mjs", *RAW]))
+        after_rust(STDIO_SERVERS, ("oxmcp-Node (JS handler)", "oxmcp", [NODE, node_bind, "stdio"]))
+        after_rust(HTTP_SERVERS, ("oxmcp-Node (JS handler)", "oxmcp", [NODE, node_bind, "http", "{port}"]))
+        after_rust(CLIENTS, ("oxmcp-Node", "oxmcp", [NODE, HERE / "bindings" / "oxmcp_node_client.mjs", *RAW]))
+    if py_bind.exists() and venv.exists():
+        after_rust(STDIO_SERVERS, ("oxmcp-Python (def handler)", "oxmcp", [venv, py_bind, "def", "stdio"]))
+        after_rust(STDIO_SERVERS, ("oxmcp-Python (async def handler)", "oxmcp", [venv, py_bind, "async", "stdio"]))
+        after_rust(HTTP_SERVERS, ("oxmcp-Python (def handler)", "oxmcp", [venv, py_bind, "def", "http", "{port}"]))
+        after_rust(CLIENTS, ("oxmcp-Python", "oxmcp", [venv, HERE / "bindings" / "oxmcp_python_client.py", *RAW]))
 
 
 def run_json_lines(cmd: list, timeout: float = 180) -> list[dict]:
