@@ -18,9 +18,11 @@ mod context;
 mod convert;
 mod errors;
 mod host;
+mod inline;
 mod runtime;
 mod schema;
 mod server;
+mod tstate;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {

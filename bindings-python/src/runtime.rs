@@ -47,6 +47,7 @@ pub fn runtime() -> &'static Runtime {
         return owned.runtime;
     }
     let built = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(crate::inline::worker_threads())
         .enable_all()
         .thread_name("oxmcp")
         .build()
@@ -71,10 +72,21 @@ pub fn attach<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> Option<R> {
     let out = if EXITING.load(Ordering::SeqCst) {
         None
     } else {
+        crate::tstate::keep();
         Some(Python::attach(f))
     };
     IN_PYTHON.fetch_sub(1, Ordering::SeqCst);
     out
+}
+
+/// Runs `f` (which takes the GIL by itself) under the same exit guard as [`attach`]: used
+/// when a thread's kept state is torn down at thread end.
+pub fn enter_at_thread_end(f: impl FnOnce()) {
+    IN_PYTHON.fetch_add(1, Ordering::SeqCst);
+    if !EXITING.load(Ordering::SeqCst) {
+        f();
+    }
+    IN_PYTHON.fetch_sub(1, Ordering::SeqCst);
 }
 
 /// Registered with `atexit`: stops runtime threads from entering Python and lets those
