@@ -83,9 +83,9 @@ impl Hosted {
     /// Hosting on the running loop of the calling thread, or `None` where it cannot be done
     /// (the caller then runs the client on tokio as before).
     pub fn open(py: Python<'_>) -> PyResult<Option<Arc<Hosted>>> {
-        // A tokio runtime is current here (`asyncio.run` inside a sync handler that a
-        // runtime thread runs): the loop would block that thread while the runtime's own
-        // work, the child's supervision say, may need it.
+        // A thread of the runtime (`asyncio.run` inside a `def` handler, which the runtime
+        // lends a thread for one call): a session hosted there would run only while that
+        // handler's loop does, and its runs would nest in the runtime's own context.
         if tokio::runtime::Handle::try_current().is_ok() {
             return Ok(None);
         }
