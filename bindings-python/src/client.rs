@@ -3,7 +3,9 @@
 //! Connecting captures the caller's event loop: callbacks (sampling, elicitation, roots,
 //! notifications, progress) run there. Every request resolves to the wire's result as a plain
 //! dict; cancelling the awaiting task drops the core's request, which sends
-//! `notifications/cancelled`.
+//! `notifications/cancelled`. A stdio client's session runs on the connecting loop's own
+//! thread where it can ([`crate::embed`]), so a call crosses no thread; an HTTP client, and a
+//! stdio one where hosting cannot be done, runs on tokio.
 
 use std::{sync::Arc, time::Duration};
 
@@ -13,6 +15,7 @@ use oxmcp::{
     client::{
         Client, ClientOptions, ElicitationHandler, ProtocolMode, RootsHandler, SamplingHandler,
     },
+    embed::Spawner,
     jsonrpc::ErrorObject,
     protocol::{
         CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
@@ -20,7 +23,7 @@ use oxmcp::{
     },
     session::RequestOptions,
     transport::{
-        child::{ChildCommand, EnvPolicy},
+        child::{ChildCommand, ChildTransport, EnvPolicy},
         http::HttpClientOptions,
     },
 };
@@ -31,8 +34,9 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     callable::{Callable, Failure, LoopSlot, failure},
     convert::{self, Json, Native},
+    embed::Hosted,
     errors::{ErrorMapper, to_pyerr},
-    runtime::{LoopHandle, spawn_awaitable},
+    runtime::{LoopHandle, attach, spawn_awaitable},
 };
 
 const INTERNAL_ERROR: i64 = -32603;
@@ -225,9 +229,33 @@ pub struct NativeClient {
     client: Client,
     handle: LoopHandle,
     default_timeout: Option<Duration>,
+    /// The session runs on the connecting loop's thread (a stdio client, where possible).
+    hosted: Option<Arc<Hosted>>,
+}
+
+impl Drop for NativeClient {
+    fn drop(&mut self) {
+        // Dropped without `close`: the session closes with the last handle to the client;
+        // hosting ends after it.
+        if let Some(hosted) = &self.hosted {
+            hosted.retire_later(self.client.session().clone());
+        }
+    }
 }
 
 impl NativeClient {
+    /// Runs `future` hosted when called on the client's own loop thread, else on tokio.
+    fn spawn<'py, F, T>(&self, py: Python<'py>, future: F) -> PyResult<Bound<'py, PyAny>>
+    where
+        F: std::future::Future<Output = Result<T, ErrorMapper>> + Send + 'static,
+        T: crate::convert::ToPython,
+    {
+        match &self.hosted {
+            Some(hosted) if hosted.serves_here(py) => hosted.awaitable(py, future),
+            _ => spawn_awaitable(py, future),
+        }
+    }
+
     fn options(
         &self,
         py: Python<'_>,
@@ -285,6 +313,9 @@ impl NativeClient {
         if let Some(cwd) = cwd {
             cmd = cmd.current_dir(cwd);
         }
+        if let Some(hosted) = Hosted::open(py)? {
+            return connect_hosted(py, hosted, cmd, options, handle, timeout);
+        }
         spawn_awaitable(py, async move {
             let client = Client::connect_child(cmd, options)
                 .await
@@ -293,6 +324,7 @@ impl NativeClient {
                 client,
                 handle,
                 default_timeout: timeout,
+                hosted: None,
             }))
         })
     }
@@ -335,6 +367,7 @@ impl NativeClient {
                 client,
                 handle,
                 default_timeout: timeout,
+                hosted: None,
             }))
         })
     }
@@ -368,7 +401,7 @@ impl NativeClient {
             .transpose()?;
         let options = self.options(py, timeout, on_progress)?;
         let client = self.client.clone();
-        spawn_awaitable(py, async move {
+        self.spawn(py, async move {
             client
                 .request(&method, params, options)
                 .await
@@ -392,7 +425,7 @@ impl NativeClient {
             .unwrap_or(Value::Null);
         let options = self.options(py, timeout, on_progress)?;
         let client = self.client.clone();
-        spawn_awaitable(py, async move {
+        self.spawn(py, async move {
             client
                 .call_tool_with(&name, arguments, options)
                 .await
@@ -409,7 +442,7 @@ impl NativeClient {
         cursor: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let client = self.client.clone();
-        spawn_awaitable(py, async move {
+        self.spawn(py, async move {
             client
                 .list_tools(cursor.as_deref())
                 .await
@@ -421,7 +454,7 @@ impl NativeClient {
     /// `ping` (handshake era; refused locally in the stateless one).
     fn ping<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let client = self.client.clone();
-        spawn_awaitable(
+        self.spawn(
             py,
             async move { client.ping().await.map_err(ErrorMapper::from) },
         )
@@ -431,7 +464,7 @@ impl NativeClient {
     fn set_logging_level<'py>(&self, py: Python<'py>, level: &str) -> PyResult<Bound<'py, PyAny>> {
         let level: LoggingLevel = convert::decode(Value::String(level.to_owned()), "log level")?;
         let client = self.client.clone();
-        spawn_awaitable(py, async move {
+        self.spawn(py, async move {
             client
                 .set_logging_level(level)
                 .await
@@ -442,7 +475,7 @@ impl NativeClient {
     /// `notifications/roots/list_changed` (nothing in the stateless era).
     fn send_roots_list_changed<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let client = self.client.clone();
-        spawn_awaitable(py, async move {
+        self.spawn(py, async move {
             client
                 .notify_roots_changed()
                 .await
@@ -456,12 +489,64 @@ impl NativeClient {
         self.client.session().is_closed()
     }
 
+    /// Whether the session runs on the connecting loop's thread (see `embed.rs`) rather than
+    /// on tokio's: what the tests check that hosting took place, or fell back.
+    #[getter]
+    fn is_hosted(&self) -> bool {
+        self.hosted.is_some()
+    }
+
     /// Closes the connection (a child server goes through the shutdown ladder).
     fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let client = self.client.clone();
+        if let Some(hosted) = &self.hosted
+            && hosted.serves_here(py)
+        {
+            return hosted.close(py, client);
+        }
         spawn_awaitable(py, async move {
             client.close().await;
             Ok::<_, ErrorMapper>(())
         })
+    }
+}
+
+/// Spawns the child and connects to it with the session on `hosted`'s loop (see
+/// [`crate::embed`]). A connect that fails or is cancelled stops hosting again.
+fn connect_hosted<'py>(
+    py: Python<'py>,
+    hosted: Arc<Hosted>,
+    cmd: ChildCommand,
+    mut options: ClientOptions,
+    handle: LoopHandle,
+    timeout: Option<Duration>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let on = hosted.clone();
+    hosted.awaitable(py, async move {
+        let mut guard = StopUnlessConnected(Some(on.clone()));
+        let child = ChildTransport::spawn(cmd).await?;
+        let (child, feeder) = child.hosted(on.host())?;
+        attach(|py| on.watch(py, feeder))
+            .unwrap_or_else(|| Err(to_pyerr(oxmcp::Error::closed("the interpreter is exiting"))))?;
+        options.spawner = Spawner::Host(on.host().clone());
+        let client = Client::connect(child, options).await?;
+        guard.0 = None;
+        Ok(Native(NativeClient {
+            client,
+            handle,
+            default_timeout: timeout,
+            hosted: Some(on),
+        }))
+    })
+}
+
+/// Stops hosting when a hosted connect ends without a client.
+struct StopUnlessConnected(Option<Arc<Hosted>>);
+
+impl Drop for StopUnlessConnected {
+    fn drop(&mut self) {
+        if let Some(hosted) = self.0.take() {
+            attach(|py| hosted.stop(py));
+        }
     }
 }

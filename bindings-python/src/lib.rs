@@ -3,9 +3,10 @@
 //! Files mirror the core: [`server`] and [`context`] wrap `oxmcp::server`, [`client`] wraps
 //! `oxmcp::client` (with [`auth`] for its OAuth settings), [`schema`] wraps `oxmcp::schema`,
 //! [`host`] wraps `oxmcp::host`, [`cli`] runs `oxmcp::cli`, [`errors`] is the one error
-//! mapper, [`runtime`] owns the tokio runtime and the asyncio bridges, [`callable`] adapts
-//! Python callables to the core's handler traits and [`convert`] moves values across. No
-//! protocol logic lives here.
+//! mapper, [`runtime`] owns the tokio runtime and the asyncio bridges, [`embed`] runs a stdio
+//! client's session on the caller's asyncio loop thread, [`callable`] adapts Python callables
+//! to the core's handler traits and [`convert`] moves values across. No protocol logic lives
+//! here.
 
 use pyo3::prelude::*;
 
@@ -16,6 +17,7 @@ mod cli;
 mod client;
 mod context;
 mod convert;
+mod embed;
 mod errors;
 mod host;
 mod inline;

@@ -102,7 +102,7 @@ pub fn _at_exit(py: Python<'_>) {
     });
 }
 
-fn asyncio(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
+pub(crate) fn asyncio(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
     static ASYNCIO: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
     ASYNCIO
         .get_or_try_init(py, || py.import("asyncio").map(Bound::unbind))
@@ -316,8 +316,30 @@ fn _resolve(future: &Bound<'_, PyAny>, ok: bool, value: &Bound<'_, PyAny>) -> Py
 
 /// Fires a token when the asyncio future it watches is cancelled.
 #[pyclass(module = "oxmcp._native")]
-struct CancelWatch {
+pub(crate) struct CancelWatch {
     token: CancellationToken,
+}
+
+impl CancelWatch {
+    /// Cancels `token` when the future it is added to (`add_done_callback`) is cancelled.
+    pub(crate) fn new(token: CancellationToken) -> CancelWatch {
+        CancelWatch { token }
+    }
+}
+
+/// Settles `future` with `out` right here: for code running on the future's own loop thread
+/// (a hosted session's task), where `call_soon_threadsafe` would only add a detour.
+pub(crate) fn settle_here<T: ToPython>(
+    py: Python<'_>,
+    future: &Bound<'_, PyAny>,
+    out: Result<T, ErrorMapper>,
+) {
+    let (ok, value) = match out.and_then(|v| v.to_python(py).map_err(ErrorMapper::Py)) {
+        Ok(v) => (true, v),
+        Err(e) => (false, e.into_pyerr(py).into_value(py).into_any()),
+    };
+    // Fails only if the loop is closed or the future was cancelled meanwhile: nobody waits.
+    let _ = _resolve(future, ok, value.bind(py));
 }
 
 #[pymethods]
