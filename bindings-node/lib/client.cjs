@@ -6,6 +6,7 @@ const native = require('../native.cjs');
 const { fromNative, abortError } = require('./errors.cjs');
 const { wrap } = require('./handlers.cjs');
 const { clientAuth } = require('./auth.cjs');
+const { isMainThread } = require('node:worker_threads');
 
 /** A client-side handler `(params, {signal}) => result` for the addon. */
 function answer(fn, what) {
@@ -110,7 +111,8 @@ class Client {
     if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) {
       throw new TypeError('Client.stdio: args must be an array of strings');
     }
-    return new Client(await nativeCall(native.connectStdio(command, args, ...connectArgs(options))));
+    // On the main thread the session runs on this thread (see `runStdio`).
+    return new Client(await nativeCall(native.connectStdio(command, args, isMainThread, ...connectArgs(options))));
   }
 
   /**

@@ -19,7 +19,12 @@ function thrown(e) {
   return JSON.stringify({ threw: message });
 }
 
+// A string result (the commonest: a tool's text) is sent as itself behind this tag, never as
+// JSON: no stringify here, no parse in native code. Envelopes otherwise start with `{`.
+const STRING_TAG = '\u0001';
+
 function settle(value) {
+  if (typeof value === 'string') return STRING_TAG + value;
   try {
     return JSON.stringify({ ok: value === undefined ? null : value });
   } catch (e) {

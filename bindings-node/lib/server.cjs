@@ -9,6 +9,7 @@ const { wrap } = require('./handlers.cjs');
 const { toJsonSchema } = require('./schema.cjs');
 const { Context } = require('./context.cjs');
 const { serverAuth } = require('./auth.cjs');
+const { isMainThread } = require('node:worker_threads');
 
 function guard(f) {
   try {
@@ -186,7 +187,10 @@ class Server {
     const restore = routeStdoutToStderr();
     this._running = 'stdio';
     try {
-      await guardAsync(this._native.serveStdio());
+      // On the main thread the session runs on this thread (no thread hop per message). A
+      // worker stays on the addon's threads: its env can be torn down mid-session, and that
+      // path of the hosted loop is not covered by tests.
+      await guardAsync(this._native.serveStdio(isMainThread));
     } finally {
       restore();
       this._running = null;

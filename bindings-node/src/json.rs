@@ -32,6 +32,9 @@ pub(crate) fn text<T: serde::Serialize>(value: &T) -> napi::Result<String> {
 /// synchronously, a Promise of the envelope when it returned a thenable.
 pub(crate) type Envelope = Either<String, Promise<String>>;
 
+/// What `lib/handlers.cjs` puts before a string result it sends unencoded.
+const STRING_TAG: char = '\u{1}';
+
 /// How a JavaScript handler settled, as the shim in `lib/handlers.cjs` reports it.
 pub(crate) enum Settled {
     /// It returned this value.
@@ -56,8 +59,12 @@ impl Settled {
         }
     }
 
-    /// Reads the shim's envelope: `{"ok": v}`, `{"threw": "msg"}` or `{"rpc": {code, message, data}}`.
+    /// Reads the shim's envelope: `{"ok": v}`, `{"threw": "msg"}` or `{"rpc": {code, message, data}}`,
+    /// or a string result as itself behind [`STRING_TAG`].
     pub(crate) fn from_envelope(text: &str) -> Settled {
+        if let Some(string) = text.strip_prefix(STRING_TAG) {
+            return Settled::Ok(Value::String(string.to_owned()));
+        }
         let mut value: Value = match serde_json::from_str(text) {
             Ok(v) => v,
             Err(e) => return Settled::Threw(format!("handler result is not JSON: {e}")),

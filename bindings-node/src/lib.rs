@@ -13,8 +13,9 @@
 //! callbacks), [`server`] (registries, serving, handler adapters and the request
 //! context), [`client`] (connecting and requests, client-side handlers), [`error`] (the one
 //! mapper from `oxmcp::Error`), [`cancel`] (cancellation shared by both roles), [`schema`]
-//! (tool translation for LLM APIs and back), [`host`] (many servers, the agent loop) and
-//! [`cli`] (the `oxmcp` command for the package's `bin`).
+//! (tool translation for LLM APIs and back), [`host`] (many servers, the agent loop),
+//! [`cli`] (the `oxmcp` command for the package's `bin`), and [`embed`] with [`watch`]
+//! (stdio sessions run on the JavaScript thread itself, their input watched by Node's loop).
 
 // Under `cfg(test)` napi-derive registers no exports, so the `#[napi]` items look unused to a
 // test build (clippy's `--all-targets`); the real build uses them all.
@@ -24,8 +25,10 @@ mod auth;
 mod cancel;
 mod cli;
 mod client;
+mod embed;
 mod error;
 mod host;
 mod json;
 mod schema;
 mod server;
+mod watch;

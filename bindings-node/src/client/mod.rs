@@ -5,6 +5,7 @@
 //! stateless `_meta` and answers multi round-trip input with this client's handlers.
 
 mod handlers;
+mod stdio;
 
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
@@ -99,17 +100,21 @@ fn client_options(options: &ConnectOptions, callbacks: Callbacks) -> napi::Resul
     Ok(out)
 }
 
-/// Starts `command` with `args` and connects over its stdio.
-#[napi]
-pub async fn connect_stdio(
+/// Starts `command` with `args` and connects over its stdio. With `hosted` (the JavaScript
+/// layer asks on the main thread) the session runs on this thread (see `stdio.rs`).
+#[napi(ts_return_type = "Promise<NativeClient>")]
+#[allow(clippy::too_many_arguments)]
+pub fn connect_stdio<'env>(
+    env: &'env Env,
     command: String,
     args: Vec<String>,
+    hosted: bool,
     options: String,
     sampling: Option<JsClientHandler>,
     elicitation: Option<JsClientHandler>,
     roots: Option<JsClientHandler>,
     notification: Option<JsNotify>,
-) -> napi::Result<NativeClient> {
+) -> napi::Result<PromiseRaw<'env, NativeClient>> {
     let options: ConnectOptions = json::parse("Client.stdio options", &options)?;
     if options.auth.is_some() {
         return Err(invalid("Client.stdio: `auth` is for HTTP servers only"));
@@ -130,10 +135,16 @@ pub async fn connect_stdio(
     if let Some(cwd) = &options.cwd {
         cmd = cmd.current_dir(cwd);
     }
-    let client = Client::connect_child(cmd, client_options(&options, callbacks)?)
-        .await
-        .map_err(to_js)?;
-    Ok(NativeClient { inner: client })
+    let client_options = client_options(&options, callbacks)?;
+    if hosted && let Some(host) = crate::embed::host(env.raw()) {
+        return stdio::connect_hosted(&host, cmd, client_options);
+    }
+    env.spawn_future(async move {
+        let client = Client::connect_child(cmd, client_options)
+            .await
+            .map_err(to_js)?;
+        Ok(NativeClient { inner: client })
+    })
 }
 
 /// Connects to a Streamable HTTP endpoint (legacy HTTP+SSE as a fallback); with `auth` in the
@@ -186,6 +197,23 @@ pub async fn connect_http(
 #[napi]
 pub struct NativeClient {
     inner: Client,
+}
+
+impl NativeClient {
+    /// Runs a request: on this thread's host loop when the session runs there (the request is
+    /// written before this returns and the answer settles the Promise in the run that read
+    /// it), else on tokio.
+    fn start<'env>(
+        &self,
+        env: &'env Env,
+        request: impl std::future::Future<Output = napi::Result<String>> + Send + 'static,
+    ) -> napi::Result<PromiseRaw<'env, String>> {
+        let hosted = self.inner.session().spawner().host();
+        match hosted.and_then(crate::embed::host_of) {
+            Some(host) => crate::embed::spawn_promise(&host, request),
+            None => env.spawn_future(request),
+        }
+    }
 }
 
 /// Request options from JavaScript.
@@ -254,7 +282,7 @@ impl NativeClient {
         let params = json::parse_opt("request params", params)?;
         let options = request_options(timeout_ms, cancel, on_progress)?;
         let (client, cancel) = (self.inner.clone(), cancel.cloned());
-        env.spawn_future(async move {
+        self.start(env, async move {
             let r = client.request(&method, params, options).await;
             json::text(&outcome(cancel, r)?)
         })
@@ -285,7 +313,7 @@ impl NativeClient {
         let arguments = json::parse_opt("tool arguments", arguments)?.unwrap_or(Value::Null);
         let options = request_options(timeout_ms, cancel, on_progress)?;
         let (client, cancel) = (self.inner.clone(), cancel.cloned());
-        env.spawn_future(async move {
+        self.start(env, async move {
             let r = client.call_tool_with(&name, arguments, options).await;
             json::text(&outcome(cancel, r)?)
         })

@@ -1,8 +1,12 @@
 //! JavaScript functions as core handlers (tools, resources, prompts, completions).
 //!
-//! Each registered function is a weak, callee-handled-false threadsafe function: weak so that
-//! registering handlers never keeps Node alive, called with `call_async_catch` so a synchronous
-//! throw comes back as an error instead of aborting the process. The JavaScript shim
+//! Each registered function is kept twice. A session hosted on the JavaScript thread
+//! (`embed.rs`) calls it directly through a reference, from inside the run that read the
+//! request: no thread hop, and a synchronous answer is written in the same run. A session on
+//! tokio (HTTP, worker threads) reaches it through a weak, callee-handled-false threadsafe
+//! function: weak so that registering handlers never keeps Node alive, called with
+//! `call_async_catch` so a synchronous throw comes back as an error instead of aborting the
+//! process. The JavaScript shim
 //! (`lib/handlers.cjs`) wraps every user handler so it returns a JSON envelope (`{"ok"}` /
 //! `{"threw"}` / `{"rpc"}`), as a string when the handler finished synchronously and as a
 //! Promise of one otherwise: sync and async handlers, throws and rejections, circular or
@@ -11,7 +15,11 @@
 use std::{collections::BTreeMap, sync::Arc};
 
 use futures::future::BoxFuture;
-use napi::{Status, bindgen_prelude::FnArgs, threadsafe_function::ThreadsafeFunction};
+use napi::{
+    Env, Status,
+    bindgen_prelude::{FnArgs, Function, FunctionRef},
+    threadsafe_function::ThreadsafeFunction,
+};
 use oxmcp::{
     jsonrpc::{ErrorObject, codes},
     protocol::{Completion, GetPromptResult, JsonObject, ReadResourceResult},
@@ -42,13 +50,34 @@ pub(crate) type JsHandler = ThreadsafeFunction<
     true,
 >;
 
+/// A handler as JavaScript passes it to a registration method.
+pub(crate) type JsFunction<'a> = Function<'a, FnArgs<(String, RequestContext)>, Envelope>;
+
 /// A shared JavaScript handler.
 #[derive(Clone)]
-pub(crate) struct JsCallback(Arc<JsHandler>);
+pub(crate) struct JsCallback(Arc<Callback>);
+
+struct Callback {
+    threadsafe: JsHandler,
+    /// For direct calls on the function's own thread (napi-rs releases it there when it is
+    /// dropped elsewhere).
+    direct: FunctionRef<FnArgs<(String, RequestContext)>, Envelope>,
+    /// The env the function belongs to, as an integer (the pointer is not `Send`).
+    env: usize,
+}
 
 impl JsCallback {
-    pub(crate) fn new(f: JsHandler) -> Self {
-        JsCallback(Arc::new(f))
+    pub(crate) fn new(env: &Env, f: JsFunction<'_>) -> napi::Result<Self> {
+        let threadsafe = f
+            .build_threadsafe_function::<FnArgs<(String, RequestContext)>>()
+            .weak::<true>()
+            .callee_handled::<false>()
+            .build()?;
+        Ok(JsCallback(Arc::new(Callback {
+            threadsafe,
+            direct: f.create_ref()?,
+            env: env.raw() as usize,
+        })))
     }
 
     /// Calls the function once and waits for it to settle. The context's cancellation ends
@@ -56,12 +85,24 @@ impl JsCallback {
     async fn invoke(&self, payload: String, ctx: Context) -> Settled {
         let (cancel, _finished) = Cancellation::for_call(ctx.cancellation().clone());
         let js_ctx = RequestContext { ctx, cancel };
-        Settled::from_call(
-            self.0
-                .call_async_catch(FnArgs::from((payload, js_ctx)))
-                .await,
-        )
-        .await
+        let args = FnArgs::from((payload, js_ctx));
+        let cb = &self.0;
+        let returned = if crate::embed::may_call_js(cb.env as napi::sys::napi_env) {
+            cb.call_here(args)
+        } else {
+            cb.threadsafe.call_async_catch(args).await
+        };
+        Settled::from_call(returned).await
+    }
+}
+
+impl Callback {
+    /// Calls the function on this thread, inside a run of its env's host loop (so its env
+    /// is in an N-API call or callback, with a handle scope open). A throw the shim did not
+    /// catch comes back as an error.
+    fn call_here(&self, args: FnArgs<(String, RequestContext)>) -> napi::Result<Envelope> {
+        let env = Env::from_raw(self.env as napi::sys::napi_env);
+        self.direct.borrow_back(&env)?.call(args)
     }
 }
 

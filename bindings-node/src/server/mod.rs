@@ -8,9 +8,11 @@
 
 mod context;
 mod handlers;
+mod stdio;
 
 use std::{net::SocketAddr, sync::Arc};
 
+use napi::{Env, bindgen_prelude::PromiseRaw};
 use napi_derive::napi;
 use oxmcp::{
     protocol::{Prompt, Resource, ResourceTemplate, Tool},
@@ -24,7 +26,7 @@ use serde::Deserialize;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use handlers::{JsCallback, JsCompletion, JsHandler, JsPrompt, JsResource, JsTool};
+use handlers::{JsCallback, JsCompletion, JsFunction, JsPrompt, JsResource, JsTool};
 
 use crate::{
     auth::{JsAuthCallback, ServerAuth},
@@ -110,10 +112,10 @@ impl NativeServer {
 
     /// Registers (or replaces) a tool: `tool` is its JSON definition.
     #[napi]
-    pub fn add_tool(&self, tool: String, handler: JsHandler) -> napi::Result<()> {
+    pub fn add_tool(&self, env: Env, tool: String, handler: JsFunction<'_>) -> napi::Result<()> {
         let tool: Tool = json::parse("tool definition", &tool)?;
         self.inner
-            .add_tool(tool, JsTool(JsCallback::new(handler)))
+            .add_tool(tool, JsTool(JsCallback::new(&env, handler)?))
             .map_err(to_js)
     }
 
@@ -125,13 +127,18 @@ impl NativeServer {
 
     /// Registers (or replaces) a resource with a fixed URI.
     #[napi]
-    pub fn add_resource(&self, resource: String, handler: JsHandler) -> napi::Result<()> {
+    pub fn add_resource(
+        &self,
+        env: Env,
+        resource: String,
+        handler: JsFunction<'_>,
+    ) -> napi::Result<()> {
         let resource: Resource = json::parse("resource definition", &resource)?;
         if resource.uri.is_empty() {
             return Err(invalid("a resource needs a `uri`"));
         }
         self.inner
-            .add_resource(resource, JsResource(JsCallback::new(handler)));
+            .add_resource(resource, JsResource(JsCallback::new(&env, handler)?));
         Ok(())
     }
 
@@ -143,10 +150,15 @@ impl NativeServer {
 
     /// Registers (or replaces) a resource template (RFC 6570 `uriTemplate`).
     #[napi]
-    pub fn add_resource_template(&self, template: String, handler: JsHandler) -> napi::Result<()> {
+    pub fn add_resource_template(
+        &self,
+        env: Env,
+        template: String,
+        handler: JsFunction<'_>,
+    ) -> napi::Result<()> {
         let template: ResourceTemplate = json::parse("resource template", &template)?;
         self.inner
-            .add_resource_template(template, JsResource(JsCallback::new(handler)))
+            .add_resource_template(template, JsResource(JsCallback::new(&env, handler)?))
             .map_err(to_js)
     }
 
@@ -154,25 +166,31 @@ impl NativeServer {
     #[napi]
     pub fn add_template_completion(
         &self,
+        env: Env,
         uri_template: String,
         variable: String,
-        handler: JsHandler,
+        handler: JsFunction<'_>,
     ) -> napi::Result<()> {
         self.inner
             .add_template_completion(
                 &uri_template,
                 &variable,
-                JsCompletion(JsCallback::new(handler)),
+                JsCompletion(JsCallback::new(&env, handler)?),
             )
             .map_err(to_js)
     }
 
     /// Registers (or replaces) a prompt.
     #[napi]
-    pub fn add_prompt(&self, prompt: String, handler: JsHandler) -> napi::Result<()> {
+    pub fn add_prompt(
+        &self,
+        env: Env,
+        prompt: String,
+        handler: JsFunction<'_>,
+    ) -> napi::Result<()> {
         let prompt: Prompt = json::parse("prompt definition", &prompt)?;
         self.inner
-            .add_prompt(prompt, JsPrompt(JsCallback::new(handler)))
+            .add_prompt(prompt, JsPrompt(JsCallback::new(&env, handler)?))
             .map_err(to_js)
     }
 
@@ -186,12 +204,17 @@ impl NativeServer {
     #[napi]
     pub fn add_prompt_completion(
         &self,
+        env: Env,
         prompt: String,
         argument: String,
-        handler: JsHandler,
+        handler: JsFunction<'_>,
     ) -> napi::Result<()> {
         self.inner
-            .add_prompt_completion(&prompt, &argument, JsCompletion(JsCallback::new(handler)))
+            .add_prompt_completion(
+                &prompt,
+                &argument,
+                JsCompletion(JsCallback::new(&env, handler)?),
+            )
             .map_err(to_js)
     }
 
@@ -208,20 +231,32 @@ impl NativeServer {
     }
 
     /// Serves this process's stdin/stdout until the client hangs up or `close()` is called.
-    #[napi]
-    pub async fn serve_stdio(&self) -> napi::Result<()> {
-        let session = self.inner.serve(StdioTransport::new());
+    /// With `hosted` (the JavaScript layer asks on the main thread), the session runs on this
+    /// thread when stdin is a pipe or a socket (see `stdio.rs`); otherwise on tokio.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn serve_stdio<'env>(
+        &self,
+        env: &'env Env,
+        hosted: bool,
+    ) -> napi::Result<PromiseRaw<'env, ()>> {
         let stop = self.stop.clone();
-        tokio::select! {
-            closed = session.closed() => match closed {
-                Some(oxmcp::Error::Io(e)) => Err(to_js(oxmcp::Error::Io(e))),
-                _ => Ok(()),
-            },
-            _ = stop.cancelled() => {
-                session.close().await;
-                Ok(())
+        if hosted && let Some(host) = crate::embed::host(env.raw()) {
+            if let Some(promise) = stdio::serve_hosted(&self.inner, &host, stop.clone())? {
+                return Ok(promise);
             }
         }
+        let server = self.inner.clone();
+        env.spawn_future(async move {
+            // Inside the runtime: the transport registers its descriptors with the reactor.
+            let session = server.serve(StdioTransport::new());
+            tokio::select! {
+                closed = session.closed() => stdio::outcome(closed),
+                _ = stop.cancelled() => {
+                    session.close().await;
+                    Ok(())
+                }
+            }
+        })
     }
 
     /// Starts Streamable HTTP; resolves with the endpoint URL once listening. `verify` is

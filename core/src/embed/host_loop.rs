@@ -187,6 +187,9 @@ impl HostLoop {
         if signal.running.swap(true, Ordering::AcqRel) {
             return first();
         }
+        // A panic in `first` (a host function it called) must not leave the loop marked as
+        // running: every later run would then return at once and the loop would stall.
+        let running = RunningGuard(signal);
         // From here on, a wake from another thread asks for another run.
         signal.asked.store(false, Ordering::Release);
         let _runtime = inner.runtime.enter();
@@ -209,11 +212,20 @@ impl HostLoop {
                 break;
             }
         }
-        signal.running.store(false, Ordering::Release);
+        drop(running);
         if inner.shut_down.load(Ordering::Acquire) {
             self.drop_tasks();
         }
         out
+    }
+}
+
+/// Marks the run over when dropped, on return or unwind.
+struct RunningGuard<'a>(&'a Signal);
+
+impl Drop for RunningGuard<'_> {
+    fn drop(&mut self) {
+        self.0.running.store(false, Ordering::Release);
     }
 }
 
@@ -347,6 +359,27 @@ mod tests {
         drop(host);
         // Nothing (no stored waker, no finished task) keeps the loop, or what it holds, alive.
         assert_eq!(Arc::strong_count(&sentinel), 1);
+    }
+
+    #[test]
+    fn a_panic_in_the_first_closure_leaves_the_loop_runnable() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let host = HostLoop::new(runtime.handle().clone(), || {});
+        let caught = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            host.run_with(|| panic!("a host function failed"));
+        }));
+        assert!(caught.is_err());
+        assert!(!host.is_running_here());
+        // The next run still runs tasks (a stuck `running` would make it return at once).
+        let (tx, mut rx) = tokio::sync::oneshot::channel();
+        host.spawn(async move {
+            let _ = tx.send(7);
+        });
+        host.run_ready();
+        assert_eq!(rx.try_recv().unwrap(), 7);
     }
 
     #[test]

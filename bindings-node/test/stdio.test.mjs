@@ -1,0 +1,208 @@
+// stdio sessions hosted on the JavaScript thread (the server reads its stdin, the client its
+// child's stdout, through Node's own loop): many and concurrent calls, a slow handler beside
+// quick ones, bad input, a child dying mid-call, and what keeps a process alive afterwards.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { writeFileSync, mkdtempSync, openSync, closeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { Client, ConnectionClosedError } from 'oxmcp';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const fixture = (name) => path.join(here, 'fixtures', name);
+const SERVER = fixture('stdio_server.mjs');
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function gone(pid) {
+  for (let i = 0; i < 200 && alive(pid); i++) await new Promise((r) => setTimeout(r, 50));
+  return !alive(pid);
+}
+
+/** The fixture server on raw pipes: send lines, read answers by id. */
+function rawServer() {
+  const child = spawn(process.execPath, [SERVER], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let buffered = '';
+  let stderr = '';
+  const answers = new Map();
+  const waiting = new Map();
+  child.stderr.on('data', (d) => (stderr += d));
+  child.stdout.on('data', (d) => {
+    buffered += d;
+    let nl;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      const msg = JSON.parse(line);
+      const w = waiting.get(msg.id);
+      if (w) {
+        waiting.delete(msg.id);
+        w(msg);
+      } else answers.set(msg.id, msg);
+    }
+  });
+  const exited = once(child, 'exit');
+  return {
+    child,
+    exited,
+    stderr: () => stderr,
+    send: (obj) => child.stdin.write((typeof obj === 'string' ? obj : JSON.stringify(obj)) + '\n'),
+    answer: (id) =>
+      answers.has(id)
+        ? Promise.resolve(answers.get(id))
+        : new Promise((resolve) => waiting.set(id, resolve)),
+    seen: (id) => answers.has(id),
+  };
+}
+
+async function initialize(s) {
+  s.send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
+  assert.equal((await s.answer(0)).result.protocolVersion, '2025-11-25');
+  s.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+}
+
+const call = (id, name, args = {}) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+
+test('a hosted client and a hosted server: many sequential and concurrent calls', async () => {
+  const client = await Client.stdio(process.execPath, [SERVER]);
+  try {
+    for (let i = 0; i < 300; i++) {
+      const r = await client.callTool('echo', { text: `seq ${i}` });
+      assert.equal(r.content[0].text, `seq ${i}`);
+    }
+    const texts = await Promise.all(Array.from({ length: 200 }, (_, i) => client.callTool('echo', { text: `c${i}` })));
+    assert.deepEqual(texts.map((r) => r.content[0].text), Array.from({ length: 200 }, (_, i) => `c${i}`));
+    // Its bad-input neighbour: arguments the schema refuses come back as an error result,
+    // and the session goes on.
+    const bad = await client.callTool('echo', { text: 5 });
+    assert.equal(bad.isError, true);
+    assert.equal((await client.callTool('echo', { text: 'after' })).content[0].text, 'after');
+  } finally {
+    await client.close();
+  }
+});
+
+test('a slow async handler does not hold up quick ones', async () => {
+  const client = await Client.stdio(process.execPath, [SERVER]);
+  try {
+    const order = [];
+    const slow = client.callTool('slow', { ms: 400 }).then((r) => order.push(r.content[0].text));
+    const quick = Promise.all(
+      Array.from({ length: 20 }, (_, i) => client.callTool('echo', { text: `q${i}` }).then(() => order.push('quick'))),
+    );
+    await Promise.all([slow, quick]);
+    assert.equal(order.length, 21);
+    assert.equal(order.at(-1), 'slow done', `order: ${order}`);
+  } finally {
+    await client.close();
+  }
+});
+
+test('a pipelined flood is answered in full, in order (input paused and resumed)', async () => {
+  const s = rawServer();
+  await initialize(s);
+  // Written at once: more frames than the feeder holds back before pausing the watch.
+  let burst = '';
+  for (let id = 1; id <= 5000; id++) burst += `{"jsonrpc":"2.0","id":${id},"method":"ping"}\n`;
+  s.child.stdin.write(burst);
+  for (let id = 1; id <= 5000; id++) assert.deepEqual((await s.answer(id)).result, {});
+  s.child.stdin.end();
+  const [code] = await s.exited;
+  assert.equal(code, 0, s.stderr());
+});
+
+test('malformed and oversized lines are answered or dropped and the next message is read', async () => {
+  const s = rawServer();
+  await initialize(s);
+  s.send('this is not json {');
+  // Over the 4 MiB cap: skipped as it arrives, never buffered whole.
+  s.send(JSON.stringify(call(2, 'echo', { text: 'x'.repeat(5 << 20) })));
+  s.send('{"jsonrpc":"2.0","id":3,"method":7}');
+  const wrong = await s.answer(3);
+  assert.equal(wrong.error.code, -32600);
+  s.send(call(4, 'echo', { text: 'still here' }));
+  assert.equal((await s.answer(4)).result.content[0].text, 'still here');
+  assert.equal(s.seen(2), false, 'the oversized request was answered');
+  // A last line without a newline, then end of input: still read, then a clean exit.
+  s.child.stdin.end(JSON.stringify(call(5, 'echo', { text: 'last' })));
+  assert.equal((await s.answer(5)).result.content[0].text, 'last');
+  const [code] = await s.exited;
+  assert.equal(code, 0, s.stderr());
+  assert.match(s.stderr(), /session over/);
+});
+
+test('stdin from a regular file is served on the fallback path and the process exits', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'oxmcp-stdio-'));
+  const input = path.join(dir, 'requests.jsonl');
+  const lines = [
+    { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'file', version: '0' } } },
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    call(1, 'echo', { text: 'from a file' }),
+  ];
+  writeFileSync(input, lines.map((l) => JSON.stringify(l)).join('\n') + '\nnot json\n' + JSON.stringify(call(2, 'echo', { text: 'after junk' })) + '\n');
+  const fd = openSync(input, 'r');
+  const child = spawn(process.execPath, [SERVER], { stdio: [fd, 'pipe', 'pipe'] });
+  closeSync(fd);
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const [code] = await once(child, 'exit');
+  assert.equal(code, 0, err);
+  const answers = out.trim().split('\n').map((l) => JSON.parse(l));
+  assert.deepEqual(answers.map((a) => a.id), [0, 1, 2]);
+  assert.equal(answers[1].result.content[0].text, 'from a file');
+  assert.equal(answers[2].result.content[0].text, 'after junk');
+});
+
+test('a child that dies mid-call fails the call with a typed error and is reaped', async () => {
+  const client = await Client.stdio(process.execPath, [SERVER]);
+  const pid = Number((await client.callTool('pid', {})).content[0].text);
+  await assert.rejects(client.callTool('die', {}), (e) => {
+    assert.ok(e instanceof ConnectionClosedError, `${e?.constructor?.name}: ${e?.message}`);
+    assert.match(e.message, /exit/);
+    return true;
+  });
+  // Later calls fail the same way instead of hanging.
+  await assert.rejects(client.callTool('echo', { text: 'x' }), ConnectionClosedError);
+  await client.close();
+  assert.ok(await gone(pid), 'the dead child was not reaped');
+});
+
+test('close releases the child, and a client script then exits on its own', async () => {
+  const child = spawn(process.execPath, [fixture('stdio_client.mjs')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const cap = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  const [code, signal] = await once(child, 'exit');
+  clearTimeout(cap);
+  assert.equal(signal, null, `the client script hung: ${err}`);
+  assert.equal(code, 0, err);
+  const seen = JSON.parse(out);
+  assert.deepEqual([seen.count, seen.last], [20, 'n19']);
+  assert.ok(await gone(seen.pid), 'the server child outlived close()');
+});
+
+test('a hosted server exits when its client hangs up, and on close() with stdin still open', async () => {
+  const s = rawServer();
+  await initialize(s);
+  s.send(call(1, 'echo', { text: 'one' }));
+  assert.equal((await s.answer(1)).result.content[0].text, 'one');
+  // Hanging up in the middle of a slow call: the call finishes or is dropped, the process ends.
+  s.send(call(2, 'slow', { ms: 100 }));
+  s.child.stdin.end();
+  const [code] = await s.exited;
+  assert.equal(code, 0, s.stderr());
+});
