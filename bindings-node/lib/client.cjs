@@ -111,8 +111,15 @@ class Client {
     if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) {
       throw new TypeError('Client.stdio: args must be an array of strings');
     }
-    // On the main thread the session runs on this thread (see `runStdio`).
-    return new Client(await nativeCall(native.connectStdio(command, args, isMainThread, ...connectArgs(options))));
+    // On the main thread the session runs on this thread (see `runStdio`). Bad options
+    // throw before a Promise exists: mapped here like a rejection.
+    let connecting;
+    try {
+      connecting = native.connectStdio(command, args, isMainThread, ...connectArgs(options));
+    } catch (e) {
+      throw fromNative(e);
+    }
+    return new Client(await nativeCall(connecting));
   }
 
   /**

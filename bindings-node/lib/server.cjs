@@ -190,7 +190,7 @@ class Server {
       // On the main thread the session runs on this thread (no thread hop per message). A
       // worker stays on the addon's threads: its env can be torn down mid-session, and that
       // path of the hosted loop is not covered by tests.
-      await guardAsync(this._native.serveStdio(isMainThread));
+      await guardAsync(guard(() => this._native.serveStdio(isMainThread)));
     } finally {
       restore();
       this._running = null;

@@ -240,10 +240,11 @@ impl NativeServer {
         hosted: bool,
     ) -> napi::Result<PromiseRaw<'env, ()>> {
         let stop = self.stop.clone();
-        if hosted && let Some(host) = crate::embed::host(env.raw()) {
-            if let Some(promise) = stdio::serve_hosted(&self.inner, &host, stop.clone())? {
-                return Ok(promise);
-            }
+        if hosted
+            && let Some(host) = crate::embed::host(env.raw())
+            && let Some(promise) = stdio::serve_hosted(&self.inner, &host, stop.clone())?
+        {
+            return Ok(promise);
         }
         let server = self.inner.clone();
         env.spawn_future(async move {
