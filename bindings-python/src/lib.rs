@@ -18,7 +18,6 @@ mod context;
 mod convert;
 mod errors;
 mod host;
-mod inline;
 mod runtime;
 mod schema;
 mod server;
