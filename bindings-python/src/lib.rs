@@ -20,7 +20,6 @@ mod convert;
 mod embed;
 mod errors;
 mod host;
-mod inline;
 mod runtime;
 mod schema;
 mod server;

@@ -47,7 +47,6 @@ pub fn runtime() -> &'static Runtime {
         return owned.runtime;
     }
     let built = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(crate::inline::worker_threads())
         .enable_all()
         .thread_name("oxmcp")
         .build()
