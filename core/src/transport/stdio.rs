@@ -123,6 +123,24 @@ impl StdioTransport {
         (self, feeder)
     }
 
+    /// [`StdioTransport::hosted`] when the input is one a host's loop can watch: a pipe or a
+    /// socket. `None` for a terminal or a regular file, which the tokio path reads on its
+    /// blocking pool (serve with the transport as it was, that is, a new one).
+    pub fn hosted_if_pollable(
+        mut self,
+        host: &HostLoop,
+    ) -> io::Result<Option<(StdioTransport, Feeder)>> {
+        let input = match self.input.take() {
+            Some(fd) => fd,
+            None => dup_cloexec(0)?,
+        };
+        if !is_pollable(&input) {
+            return Ok(None);
+        }
+        self.input = Some(input);
+        Ok(Some(self.hosted(host)))
+    }
+
     fn open(self) -> io::Result<(Reader, Writer)> {
         let input = match self.input {
             Some(fd) => fd,
