@@ -49,6 +49,7 @@ pub fn runtime() -> &'static Runtime {
     let built = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("oxmcp")
+        .on_thread_start(leave_signals_to_python)
         .build()
         .unwrap_or_else(|e| panic!("oxmcp: cannot start the tokio runtime: {e}"));
     // Leaked on purpose: it lives as long as the process, and a stale one (after fork) must
@@ -56,6 +57,38 @@ pub fn runtime() -> &'static Runtime {
     let runtime: &'static Runtime = Box::leak(Box::new(built));
     *slot = Some(Owned { pid, runtime });
     runtime
+}
+
+/// Blocks, on the calling thread, the signals a Python program handles (SIGINT for
+/// `KeyboardInterrupt`, SIGTERM, SIGHUP, ...). Called on every thread the binding starts.
+///
+/// The kernel may hand a process-wide signal to any thread that does not block it. CPython
+/// runs Python-level handlers only on the main thread: when the signal lands on one of our
+/// threads, its C handler merely sets a flag, and a main thread asleep in the event loop's
+/// `epoll_wait` (say until a 30 s timer) does not see the flag until it wakes. A server sent
+/// SIGINT then did not stop until its next timer. With these blocked here, such signals are
+/// always delivered to a thread that can act on them.
+pub fn leave_signals_to_python() {
+    #[cfg(unix)]
+    // SAFETY: `set` is initialized by sigemptyset before use, and pthread_sigmask only
+    // changes the calling thread's mask.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in [
+            libc::SIGHUP,
+            libc::SIGINT,
+            libc::SIGQUIT,
+            libc::SIGTERM,
+            libc::SIGUSR1,
+            libc::SIGUSR2,
+            libc::SIGALRM,
+            libc::SIGWINCH,
+        ] {
+            libc::sigaddset(&mut set, signal);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
 }
 
 /// Set by the `atexit` hook: from then on, runtime threads no longer enter Python.

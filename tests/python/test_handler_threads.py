@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import ctypes
 import json
+import platform
 import signal
 import subprocess
 import textwrap
@@ -155,8 +157,11 @@ async def test_an_async_def_that_awaits_runs_on_the_loop(served: tuple[Fixture, 
 
 SERVER = textwrap.dedent(
     """
-    import asyncio, sys, time
+    import asyncio, sys, threading, time
     from oxmcp import Server
+
+    # A thread of the program's own, which does not block signals (as Python threads do not).
+    threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
 
     server = Server("exiting")
 
@@ -181,7 +186,31 @@ def _line(obj: object) -> bytes:
     return (json.dumps(obj) + "\n").encode()
 
 
-@pytest.mark.parametrize("how", ["eof", "sigint"])
+def _signal_blocked(pid: int, tid: int, signum: int) -> bool:
+    for line in Path(f"/proc/{pid}/task/{tid}/status").read_text().splitlines():
+        if line.startswith("SigBlk:"):
+            return bool(int(line.split()[1], 16) >> (signum - 1) & 1)
+    raise AssertionError(f"no SigBlk for thread {tid}")
+
+
+def _sigint_to_a_thread_of_its_own(pid: int) -> None:
+    """Sends SIGINT to one thread of the program's own (not the main thread, not the
+    runtime's), as the kernel may do with a process-wide signal; and checks on the way that
+    every runtime thread blocks it."""
+    user = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        tid = int(task.name)
+        name = (task / "comm").read_text().strip()
+        if name.startswith("oxmcp"):
+            assert _signal_blocked(pid, tid, signal.SIGINT), f"runtime thread {name} takes SIGINT"
+        elif tid != pid:
+            user.append(tid)
+    assert user, "the server's own thread is missing"
+    tgkill = {"x86_64": 234, "aarch64": 131}[platform.machine()]
+    assert ctypes.CDLL(None, use_errno=True).syscall(tgkill, pid, user[0], signal.SIGINT) == 0
+
+
+@pytest.mark.parametrize("how", ["eof", "sigint", "sigint-on-a-thread"])
 def test_server_exits_cleanly_with_handlers_in_flight(how: str, tmp_path: Path) -> None:
     script = tmp_path / "server.py"
     script.write_text(SERVER)
@@ -218,8 +247,10 @@ def test_server_exits_cleanly_with_handlers_in_flight(how: str, tmp_path: Path) 
         assert answered == [1, 5], answered
         if how == "eof":
             proc.stdin.close()
-        else:
+        elif how == "sigint":
             proc.send_signal(signal.SIGINT)
+        else:
+            _sigint_to_a_thread_of_its_own(proc.pid)
         try:
             code = proc.wait(20)
         except subprocess.TimeoutExpired:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import dis
 import inspect
+import signal
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, TypeVar
@@ -545,9 +546,42 @@ class Server:
 
 
 def _run(main: Awaitable[None]) -> None:
+    """``asyncio.run(main)``, where Ctrl-C (SIGINT) ends ``main`` quietly.
+
+    ``asyncio.run`` catches SIGINT with a plain ``signal.signal`` handler, which Python runs
+    only once the main thread wakes up; a signal that lands on another thread, or just before
+    the loop goes to sleep, leaves a serving loop (whose work is all on the runtime's threads)
+    asleep until its next timer, or for ever. A loop signal handler also writes to the loop's
+    wakeup pipe, from whichever thread the signal lands on, so the loop wakes at once."""
+
+    async def interruptible() -> None:
+        task = asyncio.current_task()
+        event_loop = asyncio.get_running_loop()
+        interrupted = False
+
+        def on_sigint() -> None:
+            nonlocal interrupted
+            if interrupted:
+                # A second Ctrl-C while shutting down: stop waiting for it.
+                raise KeyboardInterrupt
+            interrupted = True
+            if task is not None:
+                task.cancel()
+
+        try:
+            event_loop.add_signal_handler(signal.SIGINT, on_sigint)
+        except (NotImplementedError, RuntimeError, ValueError):
+            # Windows, or not the main thread: asyncio.run's own handling stays.
+            await main
+            return
+        try:
+            await main
+        finally:
+            event_loop.remove_signal_handler(signal.SIGINT)
+
     try:
-        asyncio.run(main)  # type: ignore[arg-type]
-    except KeyboardInterrupt:
+        asyncio.run(interruptible())
+    except (KeyboardInterrupt, asyncio.CancelledError):
         pass
 
 
