@@ -1,6 +1,7 @@
-//! A Python callable reached from a tokio task: `def` functions run on the blocking pool
-//! (GIL held only for the call, no event-loop hop), `async def` functions run as a task on
-//! the loop captured when the server started or the client opened.
+//! A Python callable reached from a tokio task: `def` functions run on the runtime worker
+//! that polls the request, without stalling its other work (see [`crate::inline`]; GIL held
+//! only for the call, no event-loop hop), `async def` functions run as a task on the loop
+//! captured when the server started or the client opened.
 
 use std::sync::{Arc, Mutex};
 
@@ -69,6 +70,7 @@ pub struct Callable {
     func: Arc<Py<PyAny>>,
     is_async: bool,
     slot: Arc<LoopSlot>,
+    speed: Arc<crate::inline::Speed>,
 }
 
 impl Callable {
@@ -78,6 +80,7 @@ impl Callable {
             func: Arc::new(func),
             is_async,
             slot,
+            speed: Arc::default(),
         }
     }
 
@@ -89,7 +92,7 @@ impl Callable {
     {
         let func = self.func.clone();
         if !self.is_async {
-            let joined = tokio::task::spawn_blocking(move || {
+            let joined = crate::inline::run_def(&self.speed, move || {
                 crate::runtime::attach(|py| {
                     let args = build(py)?;
                     let out = func.bind(py).call1(args)?;
@@ -98,11 +101,8 @@ impl Callable {
                 .unwrap_or_else(|| Err(exiting()))
             })
             .await;
-            return joined.unwrap_or_else(|e| {
-                Err(PyRuntimeError::new_err(format!(
-                    "handler thread failed: {e}"
-                )))
-            });
+            return joined
+                .unwrap_or_else(|| Err(PyRuntimeError::new_err("the handler thread failed")));
         }
         let waiting = crate::runtime::attach(|py| {
             let handle = self.slot.get()?;

@@ -20,6 +20,7 @@ mod convert;
 mod embed;
 mod errors;
 mod host;
+mod inline;
 mod runtime;
 mod schema;
 mod server;

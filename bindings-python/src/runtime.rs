@@ -47,9 +47,13 @@ pub fn runtime() -> &'static Runtime {
         return owned.runtime;
     }
     let built = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(crate::inline::worker_threads())
         .enable_all()
         .thread_name("oxmcp")
-        .on_thread_start(leave_signals_to_python)
+        .on_thread_start(|| {
+            leave_signals_to_python();
+            crate::inline::runtime_thread_started();
+        })
         .build()
         .unwrap_or_else(|e| panic!("oxmcp: cannot start the tokio runtime: {e}"));
     // Leaked on purpose: it lives as long as the process, and a stale one (after fork) must
@@ -88,6 +92,19 @@ pub fn leave_signals_to_python() {
             libc::sigaddset(&mut set, signal);
         }
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+/// Spawns `future` on the runtime from Python code. From a `def` handler running inline on
+/// a worker the task is spawned from a blocking-pool thread instead, so that it lands in the
+/// shared queue where an idle worker takes it (see [`crate::inline::inline_here`]).
+pub fn spawn(future: impl Future<Output = ()> + Send + 'static) {
+    if crate::inline::inline_here() {
+        runtime().spawn_blocking(move || {
+            runtime().spawn(future);
+        });
+    } else {
+        runtime().spawn(future);
     }
 }
 
@@ -412,7 +429,7 @@ where
     )?;
     let loop_ref = event_loop.unbind();
     let fut_ref = py_future.clone().unbind();
-    runtime().spawn(async move {
+    spawn(async move {
         let out = tokio::select! {
             biased;
             _ = token.cancelled() => return,

@@ -1,8 +1,9 @@
-"""Where handlers run, and what that must guarantee: a slow ``def`` handler stalls nothing
-else, two of them run at once, exceptions become ``isError``, and a cancelled call leaves the
-session usable. An ``async def`` that awaits runs on the serving loop. A server process exits
-cleanly, code 0, at stdin EOF and on SIGINT with handlers still running, and a handler raising
-SystemExit or KeyboardInterrupt fails only its own call."""
+"""Where handlers run, and what that must not change: a ``def`` handler runs on the runtime
+worker that polls its request (its other work handed to another thread meanwhile), so a slow
+one stalls nothing else, two of them run at once, exceptions become ``isError``, and a
+cancelled call leaves the session usable. An ``async def`` that awaits runs on the serving
+loop. A server process exits cleanly, code 0, at stdin EOF and on SIGINT with handlers still
+running, and a handler raising SystemExit or KeyboardInterrupt fails only its own call."""
 
 from __future__ import annotations
 

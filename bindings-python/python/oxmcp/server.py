@@ -3,11 +3,11 @@ completions, and ``run`` / ``serve_stdio`` / ``serve_http`` to serve them.
 
 Registration converts a Python function into a definition (schemas from its annotations,
 through pydantic only for models, dataclasses and the like) and hands both to the native
-server; from then on the core does the protocol and calls the function back: a ``def`` on a
-worker thread (no event-loop hop), an ``async def`` on the loop the server was started from.
-An ``async def`` tool whose body can never suspend (no ``await``, ``async for`` or ``async
-with``) and does not reach for the running loop is run like a ``def``: its coroutine is driven
-to the end on the worker thread, sparing the hop.
+server; from then on the core does the protocol and calls the function back: a ``def`` on
+the runtime worker that polls the request (no thread or event-loop hop), an ``async def`` on
+the loop the server was started from. An ``async def`` tool whose body can never suspend (no
+``await``, ``async for`` or ``async with``) and does not reach for the running loop is run
+like a ``def``: its coroutine is driven to the end on the worker, sparing the hop.
 """
 
 from __future__ import annotations
