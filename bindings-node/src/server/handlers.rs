@@ -106,6 +106,17 @@ impl Callback {
     }
 }
 
+/// `value` as JSON text, written into a buffer sized for a typical payload up front:
+/// `Value::to_string` starts empty and reallocates as it grows, several times per call.
+fn json_text(value: &Value) -> String {
+    let mut out = Vec::with_capacity(256);
+    match serde_json::to_writer(&mut out, value) {
+        // serde_json writes UTF-8 only.
+        Ok(()) => String::from_utf8(out).unwrap_or_default(),
+        Err(_) => value.to_string(),
+    }
+}
+
 /// A tool: the returned value goes through the core's coercion rule, unchanged.
 pub(crate) struct JsTool(pub(crate) JsCallback);
 
@@ -113,7 +124,7 @@ impl ToolHandler for JsTool {
     fn call(&self, arguments: Value, ctx: Context) -> BoxFuture<'static, ToolResult> {
         let cb = self.0.clone();
         Box::pin(async move {
-            match cb.invoke(arguments.to_string(), ctx).await {
+            match cb.invoke(json_text(&arguments), ctx).await {
                 Settled::Ok(value) => Ok(coerce::tool_result(value, Shape::Plain)),
                 Settled::Threw(message) => Err(ToolError::Failed(message)),
                 Settled::Rpc(error) => Err(ToolError::Protocol(error)),
