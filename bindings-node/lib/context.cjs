@@ -3,6 +3,7 @@
 // when the client cancels, and the powers the core gives a handler (progress, logging, and
 // questions to the client that work in both protocol eras).
 
+const native = require('../native.cjs');
 const { fromNative } = require('./errors.cjs');
 
 async function call(p) {
@@ -14,11 +15,19 @@ async function call(p) {
 }
 
 class Context {
-  /** @param {any} native the addon's RequestContext */
-  constructor(native) {
-    this._native = native;
+  /** @param {any} handle the addon's handle for this call (see `_native`) */
+  constructor(handle) {
+    this._handle = handle;
+    this._nativeCtx = undefined;
     this._signal = undefined;
     this._batch = undefined;
+  }
+
+  // The addon's RequestContext, made on first use: most handlers never touch `ctx`, and the
+  // handle (which keeps the call's context alive as long as this object) is cheaper to make.
+  get _native() {
+    if (this._nativeCtx === undefined) this._nativeCtx = native.requestContext(this._handle);
+    return this._nativeCtx;
   }
 
   /** The JSON-RPC id of the request (a number or a string, as the client sent it). */

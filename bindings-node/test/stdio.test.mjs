@@ -30,8 +30,8 @@ async function gone(pid) {
 }
 
 /** The fixture server on raw pipes: send lines, read answers by id. */
-function rawServer() {
-  const child = spawn(process.execPath, [SERVER], { stdio: ['pipe', 'pipe', 'pipe'] });
+function rawServer(nodeArgs = []) {
+  const child = spawn(process.execPath, [...nodeArgs, SERVER], { stdio: ['pipe', 'pipe', 'pipe'] });
   let buffered = '';
   let stderr = '';
   const answers = new Map();
@@ -116,6 +116,28 @@ test('a pipelined flood is answered in full, in order (input paused and resumed)
   for (let id = 1; id <= 5000; id++) burst += `{"jsonrpc":"2.0","id":${id},"method":"ping"}\n`;
   s.child.stdin.write(burst);
   for (let id = 1; id <= 5000; id++) assert.deepEqual((await s.answer(id)).result, {});
+  s.child.stdin.end();
+  const [code] = await s.exited;
+  assert.equal(code, 0, s.stderr());
+});
+
+test('a context first used after its call ended still knows its request', async () => {
+  const s = rawServer(['--expose-gc']);
+  await initialize(s);
+  s.send({ ...call(7, 'keep'), params: { name: 'keep', arguments: {}, _meta: { progressToken: 'p' } } });
+  assert.equal((await s.answer(7)).result.content[0].text, 'kept');
+  s.send(call(8, 'peek'));
+  const seen = JSON.parse((await s.answer(8)).result.content[0].text);
+  assert.equal(seen.requestId, 7);
+  assert.equal(seen.protocolVersion, '2025-11-25');
+  assert.deepEqual(seen.meta, { progressToken: 'p' });
+  assert.equal(seen.roots, false);
+  assert.equal(seen.aborted, false);
+  // Its bad-input neighbour: anything but a live call's handle is refused, with no crash.
+  s.send(call(9, 'bad_handle'));
+  const refused = JSON.parse((await s.answer(9)).result.content[0].text);
+  assert.equal(refused.length, 4);
+  for (const message of refused) assert.match(message, /not a request context handle|expected/i);
   s.child.stdin.end();
   const [code] = await s.exited;
   assert.equal(code, 0, s.stderr());

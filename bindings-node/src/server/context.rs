@@ -4,12 +4,85 @@
 //! handler asks its client (`sample`, `elicit`, `listRoots`) behave the same in both eras: in
 //! the stateless era a question either returns the answer the client's retry carries, or ends
 //! the round (the core drops the handler, and the pending method rejects with `cancelled`).
+//!
+//! A handler is not given the class itself but a [`CallHandle`]: a bare N-API external that
+//! `lib/context.cjs` turns into a `RequestContext` only when the handler first uses `ctx`.
+//! Most handlers never do, and a class instance costs a constructor call, a wrap and
+//! napi-rs's bookkeeping on every call, where an external is one allocation. The external
+//! lives as long as JavaScript holds the handler's `ctx`, so a context first used late (in a
+//! timer, after the call ended) behaves exactly as one made up front.
 
+use std::{cell::RefCell, collections::HashSet, ffi::c_void, ptr};
+
+use napi::{JsValue, bindgen_prelude::ToNapiValue, sys};
 use napi_derive::napi;
 use oxmcp::protocol::LoggingLevel;
 use serde_json::Value;
 
 use crate::{cancel::Cancellation, error::to_js, json};
+
+/// One call's context as JavaScript first receives it (see the module docs).
+pub struct CallHandle(pub(crate) Box<RequestContext>);
+
+thread_local! {
+    /// The payloads of this thread's live call handles: [`request_context`] reads only
+    /// these, so an external made elsewhere (another addon's, say) is refused, never
+    /// dereferenced.
+    static LIVE_HANDLES: RefCell<HashSet<usize>> = RefCell::new(HashSet::new());
+}
+
+impl ToNapiValue for CallHandle {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        let payload = Box::into_raw(val.0);
+        let mut out = ptr::null_mut();
+        // SAFETY: on the env's thread (napi-rs converts arguments there); the payload is
+        // freed by `release_handle`, once, when the external is collected.
+        let status = unsafe {
+            sys::napi_create_external(
+                env,
+                payload.cast(),
+                Some(release_handle),
+                ptr::null_mut(),
+                &mut out,
+            )
+        };
+        if status != sys::Status::napi_ok {
+            // SAFETY: Node did not take the payload.
+            drop(unsafe { Box::from_raw(payload) });
+            return Err(napi::Error::from_reason("could not make a request context"));
+        }
+        LIVE_HANDLES.with(|live| live.borrow_mut().insert(payload as usize));
+        Ok(out)
+    }
+}
+
+unsafe extern "C" fn release_handle(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+    // `try_with`: a panic must not unwind into Node, even at thread exit.
+    let _ = LIVE_HANDLES.try_with(|live| live.borrow_mut().remove(&(data as usize)));
+    // SAFETY: the payload `to_napi_value` leaked for this external, freed only here.
+    drop(unsafe { Box::from_raw(data.cast::<RequestContext>()) });
+}
+
+/// The `RequestContext` of a call handle (`lib/context.cjs` calls it on first use of `ctx`).
+#[napi]
+pub fn request_context(handle: napi::Unknown<'_>) -> napi::Result<RequestContext> {
+    let value = handle.value();
+    let mut data = ptr::null_mut();
+    // SAFETY: on the env's thread, inside this N-API call; a non-external fails the status.
+    let status = unsafe { sys::napi_get_value_external(value.env, value.value, &mut data) };
+    let live = status == sys::Status::napi_ok
+        && LIVE_HANDLES.with(|live| live.borrow().contains(&(data as usize)));
+    if !live {
+        return Err(crate::error::invalid("not a request context handle"));
+    }
+    // SAFETY: a live payload of this thread (checked above), freed only when its external
+    // is collected, which cannot happen while the external is an argument of this call.
+    let context = unsafe { &*data.cast::<RequestContext>() };
+    Ok(RequestContext {
+        ctx: context.ctx.clone(),
+        cancel: context.cancel.clone(),
+    })
+}
 
 /// One request's context.
 #[napi]

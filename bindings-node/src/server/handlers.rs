@@ -31,27 +31,27 @@ use oxmcp::{
 };
 use serde_json::{Value, json};
 
-use super::context::RequestContext;
+use super::context::{CallHandle, RequestContext};
 use crate::{
     cancel::Cancellation,
     json::{Envelope, Settled},
 };
 
-/// `(payloadJson, ctx) => envelopeJson | Promise<envelopeJson>`, weak and not callee-handled.
-/// A handler that returned (or threw) synchronously hands its envelope back as a string: no
+/// `(payloadJson, ctxHandle) => envelopeJson | Promise<envelopeJson>`, weak and not
+/// callee-handled (`ctxHandle`: see `context.rs`). A handler that returned (or threw) synchronously hands its envelope back as a string: no
 /// Promise is made, no `then` is attached, and the answer leaves the JavaScript thread with
 /// the call's own return.
 pub(crate) type JsHandler = ThreadsafeFunction<
-    FnArgs<(String, RequestContext)>,
+    FnArgs<(String, CallHandle)>,
     Envelope,
-    FnArgs<(String, RequestContext)>,
+    FnArgs<(String, CallHandle)>,
     Status,
     false,
     true,
 >;
 
 /// A handler as JavaScript passes it to a registration method.
-pub(crate) type JsFunction<'a> = Function<'a, FnArgs<(String, RequestContext)>, Envelope>;
+pub(crate) type JsFunction<'a> = Function<'a, FnArgs<(String, CallHandle)>, Envelope>;
 
 /// A shared JavaScript handler.
 #[derive(Clone)]
@@ -61,7 +61,7 @@ struct Callback {
     threadsafe: JsHandler,
     /// For direct calls on the function's own thread (napi-rs releases it there when it is
     /// dropped elsewhere).
-    direct: FunctionRef<FnArgs<(String, RequestContext)>, Envelope>,
+    direct: FunctionRef<FnArgs<(String, CallHandle)>, Envelope>,
     /// The env the function belongs to, as an integer (the pointer is not `Send`).
     env: usize,
 }
@@ -69,7 +69,7 @@ struct Callback {
 impl JsCallback {
     pub(crate) fn new(env: &Env, f: JsFunction<'_>) -> napi::Result<Self> {
         let threadsafe = f
-            .build_threadsafe_function::<FnArgs<(String, RequestContext)>>()
+            .build_threadsafe_function::<FnArgs<(String, CallHandle)>>()
             .weak::<true>()
             .callee_handled::<false>()
             .build()?;
@@ -84,7 +84,7 @@ impl JsCallback {
     /// when this future completes or is dropped.
     async fn invoke(&self, payload: String, ctx: Context) -> Settled {
         let (cancel, _finished) = Cancellation::for_call(ctx.cancellation().clone());
-        let js_ctx = RequestContext { ctx, cancel };
+        let js_ctx = CallHandle(Box::new(RequestContext { ctx, cancel }));
         let args = FnArgs::from((payload, js_ctx));
         let cb = &self.0;
         let returned = if crate::embed::may_call_js(cb.env as napi::sys::napi_env) {
@@ -100,9 +100,20 @@ impl Callback {
     /// Calls the function on this thread, inside a run of its env's host loop (so its env
     /// is in an N-API call or callback, with a handle scope open). A throw the shim did not
     /// catch comes back as an error.
-    fn call_here(&self, args: FnArgs<(String, RequestContext)>) -> napi::Result<Envelope> {
+    fn call_here(&self, args: FnArgs<(String, CallHandle)>) -> napi::Result<Envelope> {
         let env = Env::from_raw(self.env as napi::sys::napi_env);
         self.direct.borrow_back(&env)?.call(args)
+    }
+}
+
+/// `value` as JSON text, written into a buffer sized for a typical payload up front:
+/// `Value::to_string` starts empty and reallocates as it grows, several times per call.
+fn json_text(value: &Value) -> String {
+    let mut out = Vec::with_capacity(256);
+    match serde_json::to_writer(&mut out, value) {
+        // serde_json writes UTF-8 only.
+        Ok(()) => String::from_utf8(out).unwrap_or_default(),
+        Err(_) => value.to_string(),
     }
 }
 
@@ -113,7 +124,7 @@ impl ToolHandler for JsTool {
     fn call(&self, arguments: Value, ctx: Context) -> BoxFuture<'static, ToolResult> {
         let cb = self.0.clone();
         Box::pin(async move {
-            match cb.invoke(arguments.to_string(), ctx).await {
+            match cb.invoke(json_text(&arguments), ctx).await {
                 Settled::Ok(value) => Ok(coerce::tool_result(value, Shape::Plain)),
                 Settled::Threw(message) => Err(ToolError::Failed(message)),
                 Settled::Rpc(error) => Err(ToolError::Protocol(error)),

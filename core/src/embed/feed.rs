@@ -39,6 +39,9 @@ use crate::{
 /// the most it reads from a descriptor in one call.
 const CHUNK: usize = 64 * 1024;
 
+/// The size of one read from a descriptor.
+const READ_BUF: usize = 16 * 1024;
+
 /// Frames waiting behind a full session queue before the host is told to stop reading.
 const BACKLOG_FRAMES: usize = 1024;
 
@@ -53,7 +56,8 @@ pub(crate) enum EndAction {
 /// What [`Feeder::read_from`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReadOutcome {
-    /// It read everything there was; call again when the descriptor is readable.
+    /// It read everything there was (a read came back short or would block); call again
+    /// when the descriptor is readable.
     Drained,
     /// It stopped before the descriptor was empty (a chunk's worth, or the backlog is full):
     /// call again when [`Feeder::wants_input`] says so.
@@ -73,6 +77,8 @@ pub struct Feeder {
     ended: bool,
     /// The descriptor the host watches, when the feeder owns it.
     input: Option<OwnedFd>,
+    /// What `read_from` reads into, made on its first call.
+    read_buf: Option<Box<[u8]>>,
 }
 
 impl std::fmt::Debug for Feeder {
@@ -129,6 +135,7 @@ impl Feeder {
             end_action: Some(end),
             ended: false,
             input: None,
+            read_buf: None,
         }
     }
 
@@ -183,15 +190,31 @@ impl Feeder {
 
     /// Reads what the descriptor has (it must be non-blocking), at most a chunk's worth.
     /// A read error ends the input with that error.
+    ///
+    /// A read that returns less than it asked for emptied the pipe or socket at that moment,
+    /// so it ends with `Drained` without another read to see `EAGAIN` (one syscall less per
+    /// message when requests come one at a time). Bytes that arrive meanwhile leave the
+    /// descriptor readable, so the host's watch, which must be level-triggered (libuv's
+    /// `uv_poll`, asyncio's readers and `poll(2)` all are), calls again.
     pub fn read_from(&mut self, fd: BorrowedFd<'_>) -> Result<ReadOutcome, Error> {
         self.check_open()?;
+        // Kept between calls: a fresh buffer would be zeroed on every read.
+        let mut buf = self
+            .read_buf
+            .take()
+            .unwrap_or_else(|| vec![0u8; READ_BUF].into_boxed_slice());
+        let outcome = self.read_into(fd, &mut buf);
+        self.read_buf = Some(buf);
+        outcome
+    }
+
+    fn read_into(&mut self, fd: BorrowedFd<'_>, buf: &mut [u8]) -> Result<ReadOutcome, Error> {
         let mut total = 0;
         while total < CHUNK {
             if !self.wants_input() {
                 return Ok(ReadOutcome::More);
             }
-            let mut buf = [0u8; 16 * 1024];
-            // SAFETY: reading into a stack buffer we own, of the length we pass.
+            // SAFETY: reading into a buffer we own, of the length we pass.
             let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
             match n {
                 0 => {
@@ -202,6 +225,10 @@ impl Feeder {
                     let n = n as usize;
                     total += n;
                     self.feed(&buf[..n])?;
+                    // With a full backlog, go round once more to say `More` instead.
+                    if n < buf.len() && self.wants_input() {
+                        return Ok(ReadOutcome::Drained);
+                    }
                 }
                 _ => {
                     let e = io::Error::last_os_error();
@@ -429,6 +456,71 @@ mod tests {
         tail.extend(frames(&mut rx));
         assert_eq!(tail, vec!["last".to_owned(), "closed false".to_owned()]);
         assert!(!feeder.wants_input());
+    }
+
+    /// A non-blocking pipe: (read end, write end).
+    fn pipe() -> (OwnedFd, std::fs::File) {
+        use std::os::fd::FromRawFd;
+        let mut fds = [0; 2];
+        // SAFETY: `pipe` fills both descriptors, which we then own.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: fresh descriptors from `pipe`, owned once each.
+        let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        crate::transport::stdio::set_nonblocking(&read).unwrap();
+        (read, std::fs::File::from(write))
+    }
+
+    #[test]
+    fn reading_a_descriptor_stops_at_a_short_read_and_takes_later_bytes_on_the_next_call() {
+        use std::io::Write;
+        let (_runtime, host) = local_loop();
+        let (tx, mut rx) = mpsc::channel(64);
+        let spawner = Spawner::Host(host.clone());
+        let stop = CancellationToken::new();
+        let mut feeder = Feeder::new(1 << 20, tx, EndAction::Close(None), stop, &spawner);
+        let (read, mut write) = pipe();
+        // Nothing written yet: the read would block.
+        assert_eq!(
+            feeder.read_from(read.as_fd()).unwrap(),
+            ReadOutcome::Drained
+        );
+        // A whole line, then half of one: each read comes back short.
+        write.write_all(b"one\n").unwrap();
+        assert_eq!(
+            feeder.read_from(read.as_fd()).unwrap(),
+            ReadOutcome::Drained
+        );
+        write.write_all(b"tw").unwrap();
+        assert_eq!(
+            feeder.read_from(read.as_fd()).unwrap(),
+            ReadOutcome::Drained
+        );
+        host.run_ready();
+        assert_eq!(frames(&mut rx), vec!["one".to_owned()]);
+        // The rest of the line, written after the short read, is read on the next call.
+        write.write_all(b"o\n").unwrap();
+        assert_eq!(
+            feeder.read_from(read.as_fd()).unwrap(),
+            ReadOutcome::Drained
+        );
+        // Exactly one buffer's worth: the full read is followed by another, which would block.
+        let mut line = vec![b'x'; READ_BUF - 1];
+        line.push(b'\n');
+        write.write_all(&line).unwrap();
+        assert_eq!(
+            feeder.read_from(read.as_fd()).unwrap(),
+            ReadOutcome::Drained
+        );
+        host.run_ready();
+        let got = frames(&mut rx);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0], "two");
+        assert_eq!(got[1].len(), READ_BUF - 1);
+        // The writer hangs up: end of input.
+        drop(write);
+        assert_eq!(feeder.read_from(read.as_fd()).unwrap(), ReadOutcome::Ended);
+        host.run_ready();
+        assert_eq!(frames(&mut rx), vec!["closed false".to_owned()]);
     }
 
     #[test]
