@@ -63,7 +63,16 @@ pub(super) async fn drive(
     // token (a lock and a list insert) per message.
     let close_requested = session.inner.close_requested.clone();
     let mut close_requested = std::pin::pin!(close_requested.cancelled());
+    // Set once the transport stopped taking frames for good (its receiver is gone).
+    let mut outbound_gone = false;
     let reason = loop {
+        // A peer that sends but does not read fills the outbound queue; replies made where
+        // nothing can wait (here, or by a finishing handler) then go out through a task of
+        // their own each (`queue`). So while the queue is full, read nothing more: once a
+        // slot frees, every frame queued before has gone in. What piles up is then bounded
+        // by what one inbound frame and the requests in flight produce, and the peer's own
+        // writes block as the transport's buffers fill.
+        let backlogged = !closing && !outbound_gone && session.inner.outbound.capacity() == 0;
         let item = tokio::select! {
             biased;
             _ = &mut close_requested, if !closing => {
@@ -81,7 +90,11 @@ pub(super) async fn drive(
                 tracing::error!(target: "oxmcp", "transport did not confirm close in {CLOSE_CONFIRM_TIMEOUT:?}");
                 break None;
             }
-            item = inbound.recv() => item,
+            room = session.inner.outbound.reserve(), if backlogged => {
+                outbound_gone = room.is_err();
+                continue;
+            }
+            item = inbound.recv(), if !backlogged => item,
         };
         match item {
             Some(Inbound::Frame(bytes)) if !closing => {
