@@ -39,13 +39,8 @@ use oxmcp::{
 };
 use pyo3::{exceptions::PyNotImplementedError, prelude::*, sync::PyOnceLock};
 use tokio::sync::Notify;
-use tokio_util::sync::CancellationToken;
 
-use crate::{
-    convert::ToPython,
-    errors::ErrorMapper,
-    runtime::{self, CancelWatch},
-};
+use crate::{convert::ToPython, errors::ErrorMapper, runtime};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -192,17 +187,12 @@ impl Hosted {
         T: ToPython,
     {
         let py_future = self.event_loop.bind(py).call_method0("create_future")?;
-        let token = CancellationToken::new();
-        py_future.call_method1("add_done_callback", (CancelWatch::new(token.clone()),))?;
+        let run = runtime::watched(&py_future, future)?;
         let settle = py_future.clone().unbind();
         let guard = InFlight::enter(self.clone());
         self.run_now(async move {
             let _guard = guard;
-            let out = tokio::select! {
-                biased;
-                _ = token.cancelled() => return,
-                out = future => out,
-            };
+            let Some(out) = run.await else { return };
             runtime::attach(|py| runtime::settle_here(py, settle.bind(py), out));
         });
         Ok(py_future)

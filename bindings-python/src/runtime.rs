@@ -383,12 +383,39 @@ pub(crate) fn settle_here<T: ToPython>(
     future: &Bound<'_, PyAny>,
     out: Result<T, ErrorMapper>,
 ) {
-    let (ok, value) = match out.and_then(|v| v.to_python(py).map_err(ErrorMapper::Py)) {
-        Ok(v) => (true, v),
-        Err(e) => (false, e.into_pyerr(py).into_value(py).into_any()),
-    };
+    let (ok, value) = outcome(py, out);
     // Fails only if the loop is closed or the future was cancelled meanwhile: nobody waits.
     let _ = _resolve(future, ok, value.bind(py));
+}
+
+/// A Rust outcome as `_resolve` takes it: `(true, value)` or `(false, exception)`.
+fn outcome<T: ToPython>(py: Python<'_>, out: Result<T, ErrorMapper>) -> (bool, Py<PyAny>) {
+    match out.and_then(|v| v.to_python(py).map_err(ErrorMapper::Py)) {
+        Ok(v) => (true, v),
+        Err(e) => (false, e.into_pyerr(py).into_value(py).into_any()),
+    }
+}
+
+/// `future`, wrapped to stop as soon as the asyncio future `py_future` is cancelled (`None`
+/// then: nobody waits for the outcome, and dropping `future` is what tells the peer).
+/// Whoever runs the wrapper settles `py_future` with its outcome.
+pub(crate) fn watched<F, T>(
+    py_future: &Bound<'_, PyAny>,
+    future: F,
+) -> PyResult<impl Future<Output = Option<Result<T, ErrorMapper>>> + Send + 'static + use<F, T>>
+where
+    F: Future<Output = Result<T, ErrorMapper>> + Send + 'static,
+    T: ToPython,
+{
+    let token = CancellationToken::new();
+    py_future.call_method1("add_done_callback", (CancelWatch::new(token.clone()),))?;
+    Ok(async move {
+        tokio::select! {
+            biased;
+            _ = token.cancelled() => None,
+            out = future => Some(out),
+        }
+    })
 }
 
 #[pymethods]
@@ -420,26 +447,13 @@ where
         PyRuntimeError::new_err("oxmcp: awaitables must be created inside a running event loop")
     })?;
     let py_future = event_loop.call_method0("create_future")?;
-    let token = CancellationToken::new();
-    py_future.call_method1(
-        "add_done_callback",
-        (CancelWatch {
-            token: token.clone(),
-        },),
-    )?;
+    let run = watched(&py_future, future)?;
     let loop_ref = event_loop.unbind();
     let fut_ref = py_future.clone().unbind();
     spawn(async move {
-        let out = tokio::select! {
-            biased;
-            _ = token.cancelled() => return,
-            out = future => out,
-        };
+        let Some(out) = run.await else { return };
         attach(|py| {
-            let (ok, value) = match out.and_then(|v| v.to_python(py).map_err(ErrorMapper::Py)) {
-                Ok(v) => (true, v),
-                Err(e) => (false, e.into_pyerr(py).into_value(py).into_any()),
-            };
+            let (ok, value) = outcome(py, out);
             let Ok(resolve) = resolver(py) else { return };
             // A closed loop (the program ended) has nobody left to tell.
             let _ = loop_ref.bind(py).call_method1(

@@ -12,8 +12,6 @@
 //! thread that asks for the GIL then is killed by CPython, which aborts a Rust thread, so the
 //! state is left to the interpreter's own teardown instead.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use pyo3::ffi;
 
 /// What a thread kept: the gilstate token of its first `PyGILState_Ensure` and the state
@@ -58,12 +56,7 @@ fn enabled() -> bool {
 /// it has one already (the main thread, a thread Python started, one kept earlier). Must be
 /// called without the GIL, by a caller that [`crate::runtime::attach`] allowed in.
 pub fn keep() {
-    static OFF: AtomicBool = AtomicBool::new(false);
-    if OFF.load(Ordering::Relaxed) {
-        return;
-    }
     if !enabled() {
-        OFF.store(true, Ordering::Relaxed);
         return;
     }
     let _ = KEPT.try_with(|kept| {
