@@ -570,14 +570,15 @@ def _run(main: Awaitable[None]) -> None:
 
         try:
             event_loop.add_signal_handler(signal.SIGINT, on_sigint)
+            installed = True
         except (NotImplementedError, RuntimeError, ValueError):
             # Windows, or not the main thread: asyncio.run's own handling stays.
-            await main
-            return
+            installed = False
         try:
             await main
         finally:
-            event_loop.remove_signal_handler(signal.SIGINT)
+            if installed:
+                event_loop.remove_signal_handler(signal.SIGINT)
 
     try:
         asyncio.run(interruptible())
