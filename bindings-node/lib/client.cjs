@@ -68,8 +68,24 @@ async function nativeCall(p) {
   }
 }
 
+const rethrow = (e) => {
+  throw fromNative(e);
+};
+
 /** `{signal, timeout, onProgress}` around one native request. */
-async function withOptions(options, start) {
+function withOptions(options, start) {
+  if (options === undefined) {
+    // The common call has no signal to listen to and nothing to clean up: no async frame.
+    try {
+      return start(undefined, undefined, undefined).then(JSON.parse, rethrow);
+    } catch (e) {
+      return Promise.reject(fromNative(e));
+    }
+  }
+  return withFullOptions(options, start);
+}
+
+async function withFullOptions(options, start) {
   const { signal, timeout, onProgress } = options ?? {};
   if (signal?.aborted) throw abortError(signal);
   if (onProgress !== undefined && typeof onProgress !== 'function') {

@@ -9,7 +9,7 @@ import { writeFileSync, mkdtempSync, openSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { Client, ConnectionClosedError } from 'oxmcp';
+import { Client, ConnectionClosedError, InvalidArgumentError } from 'oxmcp';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const fixture = (name) => path.join(here, 'fixtures', name);
@@ -86,6 +86,11 @@ test('a hosted client and a hosted server: many sequential and concurrent calls'
     // and the session goes on.
     const bad = await client.callTool('echo', { text: 5 });
     assert.equal(bad.isError, true);
+    // Arguments that are not one object are refused before anything is sent (the text goes
+    // to the engine unparsed, and the engine checks it).
+    for (const notAnObject of [[1, 2], 'text', 42, true]) {
+      await assert.rejects(client.callTool('echo', notAnObject), InvalidArgumentError);
+    }
     assert.equal((await client.callTool('echo', { text: 'after' })).content[0].text, 'after');
   } finally {
     await client.close();

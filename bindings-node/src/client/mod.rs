@@ -24,7 +24,7 @@ use oxmcp::{
     transport::{child::ChildCommand, http::HttpClientOptions},
 };
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use handlers::{JsAnswer, JsClientHandler, JsNotify, notify};
 
@@ -310,12 +310,15 @@ impl NativeClient {
         cancel: Option<&Cancellation>,
         on_progress: Option<JsProgress>,
     ) -> napi::Result<PromiseRaw<'env, String>> {
-        let arguments = json::parse_opt("tool arguments", arguments)?.unwrap_or(Value::Null);
         let options = request_options(timeout_ms, cancel, on_progress)?;
         let (client, cancel) = (self.inner.clone(), cancel.cloned());
+        // The arguments arrive as JSON text and the result leaves as the text the server
+        // sent: no `Value` is built either way.
         self.start(env, async move {
-            let r = client.call_tool_with(&name, arguments, options).await;
-            json::text(&outcome(cancel, r)?)
+            let r = client
+                .call_tool_json(&name, arguments.as_deref(), options)
+                .await;
+            Ok(String::from(Box::<str>::from(outcome(cancel, r)?)))
         })
     }
 

@@ -18,6 +18,7 @@
 //! ```
 
 mod dispatch;
+mod encoded;
 mod features;
 mod handlers;
 mod subscription;

@@ -282,8 +282,7 @@ impl Session {
         mut options: RequestOptions,
     ) -> Result<Box<RawValue>> {
         let id = options.id.take().unwrap_or_else(|| self.allocate_id());
-        let wants_progress = options.on_progress.is_some() || options.request_progress;
-        let params = if wants_progress {
+        let params = if options.on_progress.is_some() || options.request_progress {
             Some(with_progress_token(params, &id)?)
         } else {
             params
@@ -292,7 +291,20 @@ impl Session {
             .map(|p| serde_json::value::to_raw_value(&p))
             .transpose()
             .map_err(|e| Error::InvalidArgument(format!("params of `{method}`: {e}")))?;
+        self.request_encoded(method, params, id, options).await
+    }
 
+    /// Sends a request whose params are already encoded and waits for its result, unparsed.
+    /// If progress is wanted (`on_progress` or `request_progress`), the params' `_meta` must
+    /// already carry `progressToken` equal to `id`; `options.id` is ignored.
+    pub async fn request_encoded(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        id: RequestId,
+        mut options: RequestOptions,
+    ) -> Result<Box<RawValue>> {
+        let wants_progress = options.on_progress.is_some() || options.request_progress;
         let (reply_tx, mut reply_rx) = oneshot::channel();
         let (progress_tx, mut progress_rx) = if wants_progress {
             let (tx, rx) = mpsc::unbounded_channel();
