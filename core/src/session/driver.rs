@@ -461,12 +461,12 @@ impl Session {
                     return self.log_dropped("ignored a malformed notifications/progress");
                 };
                 let table = self.inner.pending.lock();
-                if let Some(tx) = table
+                if let Some(inbox) = table
                     .entries
                     .get(&params.progress_token)
                     .and_then(|e| e.progress.as_ref())
                 {
-                    let _ = tx.send(params);
+                    inbox.push(params);
                 }
             }
             _ => dispatch.notification(notification, self),

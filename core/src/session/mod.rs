@@ -26,7 +26,7 @@ use std::{
 
 pub use context::RequestContext;
 pub use dispatch::{Dispatch, HandlerResult, IncomingRequest};
-use pending::{Entry, PendingGuard, PendingTable};
+use pending::{Entry, PendingGuard, PendingTable, ProgressInbox};
 pub use pending::{ProgressCallback, RequestOptions};
 use ratelimit::LogLimiter;
 use serde_json::{Value, value::RawValue};
@@ -38,7 +38,7 @@ use crate::{
     Error, Result,
     embed::Spawner,
     jsonrpc::{Limits, RequestId, encode_notification, encode_request},
-    protocol::{ProtocolVersion, meta},
+    protocol::{ProgressNotificationParams, ProtocolVersion, meta},
     sync::{Mutex, RwLock},
     transport::{OutFrame, Outbound, Route, Transport},
 };
@@ -306,12 +306,7 @@ impl Session {
     ) -> Result<Box<RawValue>> {
         let wants_progress = options.on_progress.is_some() || options.request_progress;
         let (reply_tx, mut reply_rx) = oneshot::channel();
-        let (progress_tx, mut progress_rx) = if wants_progress {
-            let (tx, rx) = mpsc::unbounded_channel();
-            (Some(tx), Some(rx))
-        } else {
-            (None, None)
-        };
+        let progress = wants_progress.then(|| Arc::new(ProgressInbox::default()));
         {
             let mut table = self.inner.pending.lock();
             if let Some(reason) = &table.closed {
@@ -321,7 +316,7 @@ impl Session {
                 id.clone(),
                 Entry {
                     reply: reply_tx,
-                    progress: progress_tx,
+                    progress: progress.clone(),
                 },
             );
         }
@@ -348,7 +343,8 @@ impl Session {
             .checked_add(timeout)
             .unwrap_or(far)
             .min(hard_deadline);
-        let cancel = options.cancel.take().unwrap_or_default();
+        // No token is made for a caller that gave none: nothing could fire it.
+        let cancel = options.cancel.take();
         loop {
             tokio::select! {
                 biased;
@@ -356,18 +352,18 @@ impl Session {
                     guard.disarm();
                     // Progress sent just before the response may still be queued: deliver it
                     // first, so a callback never misses the final steps.
-                    if let (Some(rx), Some(callback)) = (progress_rx.as_mut(), options.on_progress.as_mut()) {
-                        while let Ok(progress) = rx.try_recv() {
+                    if let (Some(inbox), Some(callback)) = (progress.as_deref(), options.on_progress.as_mut()) {
+                        while let Some(progress) = inbox.try_next() {
                             callback(progress);
                         }
                     }
                     return reply.unwrap_or_else(|_| Err(self.closed_error()));
                 }
-                _ = cancel.cancelled() => {
+                _ = cancelled(cancel.as_ref()) => {
                     guard.withdraw("cancelled by caller");
                     return Err(Error::Cancelled);
                 }
-                Some(progress) = recv_opt(&mut progress_rx) => {
+                progress = next_progress(progress.as_deref()) => {
                     if options.reset_timeout_on_progress {
                         let now = tokio::time::Instant::now();
                         deadline = now.checked_add(timeout).unwrap_or(far).min(hard_deadline);
@@ -461,9 +457,18 @@ impl Session {
     }
 }
 
-async fn recv_opt<T>(rx: &mut Option<mpsc::UnboundedReceiver<T>>) -> Option<T> {
-    match rx {
-        Some(rx) => rx.recv().await,
+/// Fires with the caller's token; never without one.
+async fn cancelled(token: Option<&CancellationToken>) {
+    match token {
+        Some(token) => token.cancelled().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The request's next progress notification; never if it asked for none.
+async fn next_progress(inbox: Option<&ProgressInbox>) -> ProgressNotificationParams {
+    match inbox {
+        Some(inbox) => inbox.next().await,
         None => std::future::pending().await,
     }
 }
