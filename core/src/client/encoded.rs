@@ -24,7 +24,7 @@ impl Client {
         &self,
         name: &str,
         arguments: Option<&str>,
-        mut options: RequestOptions,
+        options: RequestOptions,
     ) -> Result<Box<RawValue>> {
         let arguments = match arguments {
             None => None,
@@ -57,6 +57,19 @@ impl Client {
                 .map_err(|e| Error::Protocol(format!("`tools/call` result: {e}")));
         }
 
+        let result = self.call_tool_encoded(name, arguments, options).await?;
+        serde_json::from_str::<CallToolResult>(result.get()).map_err(invalid_result)?;
+        Ok(result)
+    }
+
+    /// Sends `tools/call` with `arguments` (a checked JSON object) spliced in as they are and
+    /// returns the result unparsed. Handshake era only: a stateless request works on values.
+    pub(super) async fn call_tool_encoded(
+        &self,
+        name: &str,
+        arguments: Option<&RawValue>,
+        mut options: RequestOptions,
+    ) -> Result<Box<RawValue>> {
         let session = &self.inner.session;
         let id = options.id.take().unwrap_or_else(|| session.allocate_id());
         // A progress token is always attached, as `call_tool_with` does: progress keeps a
@@ -81,11 +94,13 @@ impl Client {
             .and_then(|text| RawValue::from_string(text).map_err(|e| e.to_string()))
             .map_err(|e| Error::InvalidArgument(format!("`tools/call` params: {e}")))?;
 
-        let result = session
+        session
             .request_encoded(methods::TOOLS_CALL, Some(params), id, options)
-            .await?;
-        serde_json::from_str::<CallToolResult>(result.get())
-            .map_err(|e| Error::Protocol(format!("invalid `tools/call` result: {e}")))?;
-        Ok(result)
+            .await
     }
+}
+
+/// A `tools/call` result that is not a `CallToolResult`.
+pub(super) fn invalid_result(e: serde_json::Error) -> Error {
+    Error::Protocol(format!("invalid `tools/call` result: {e}"))
 }

@@ -503,15 +503,29 @@ impl Client {
         arguments: Value,
         mut options: RequestOptions,
     ) -> Result<CallToolResult> {
+        if !matches!(arguments, Value::Null | Value::Object(_)) {
+            return Err(Error::InvalidArgument(
+                "tool arguments must be a JSON object".into(),
+            ));
+        }
+        if self.inner.stateless_meta.is_none() {
+            // The arguments are encoded once into the request and the result decoded once
+            // from the response, with no `Value` of the whole params or result in between.
+            let arguments = match &arguments {
+                Value::Null => None,
+                _ => Some(
+                    serde_json::value::to_raw_value(&arguments)
+                        .map_err(|e| Error::InvalidArgument(format!("tool arguments: {e}")))?,
+                ),
+            };
+            let result = self
+                .call_tool_encoded(name, arguments.as_deref(), options)
+                .await?;
+            return serde_json::from_str(result.get()).map_err(encoded::invalid_result);
+        }
         let mut params = json!({ "name": name });
-        match arguments {
-            Value::Null => {}
-            Value::Object(_) => params["arguments"] = arguments,
-            _ => {
-                return Err(Error::InvalidArgument(
-                    "tool arguments must be a JSON object".into(),
-                ));
-            }
+        if arguments.is_object() {
+            params["arguments"] = arguments;
         }
         options.request_progress = true;
         self.request_typed(methods::TOOLS_CALL, Some(params), options)

@@ -162,7 +162,9 @@ impl ProgressInbox {
 /// Requests we sent that await a response.
 #[derive(Default)]
 pub(crate) struct PendingTable {
-    pub(crate) entries: HashMap<RequestId, Entry>,
+    /// Keyed by ids this side allocated; aHash, as the in-flight table, since SipHash showed
+    /// in the client's profile.
+    pub(crate) entries: HashMap<RequestId, Entry, ahash::RandomState>,
     /// Set once the connection has closed; new requests fail with it immediately.
     pub(crate) closed: Option<Error>,
 }
