@@ -5,7 +5,9 @@
 //! into a `Value` and encoded again into the request, the result parsed into a `Value`,
 //! decoded into [`CallToolResult`] and encoded once more for the binding. Here the arguments are
 //! checked (one JSON object) and spliced into the request as they came, and the result is
-//! checked against [`CallToolResult`] and handed back as the text the server sent.
+//! checked against [`CallToolResult`] and handed back as the text the server sent. The typed
+//! `call_tool_with` takes the same road in the handshake era: its arguments are encoded once,
+//! straight into the request, and its result decoded once, straight from the response.
 
 use serde_json::{Value, value::RawValue};
 
@@ -72,8 +74,7 @@ impl Client {
     ) -> Result<Box<RawValue>> {
         let session = &self.inner.session;
         let id = options.id.take().unwrap_or_else(|| session.allocate_id());
-        // A progress token is always attached, as `call_tool_with` does: progress keeps a
-        // long call alive.
+        // A progress token is always attached: progress keeps a long call alive.
         options.request_progress = true;
         let mut params =
             Vec::with_capacity(64 + name.len() + arguments.map_or(0, |a| a.get().len()));
