@@ -306,7 +306,7 @@ impl Session {
     ) -> Result<Box<RawValue>> {
         let wants_progress = options.on_progress.is_some() || options.request_progress;
         let (reply_tx, mut reply_rx) = oneshot::channel();
-        let progress = wants_progress.then(|| Arc::new(ProgressInbox::default()));
+        let inbox = wants_progress.then(|| Arc::new(ProgressInbox::default()));
         {
             let mut table = self.inner.pending.lock();
             if let Some(reason) = &table.closed {
@@ -316,7 +316,7 @@ impl Session {
                 id.clone(),
                 Entry {
                     reply: reply_tx,
-                    progress: progress.clone(),
+                    progress: inbox.clone(),
                 },
             );
         }
@@ -352,7 +352,7 @@ impl Session {
                     guard.disarm();
                     // Progress sent just before the response may still be queued: deliver it
                     // first, so a callback never misses the final steps.
-                    if let (Some(inbox), Some(callback)) = (progress.as_deref(), options.on_progress.as_mut()) {
+                    if let (Some(inbox), Some(callback)) = (inbox.as_deref(), options.on_progress.as_mut()) {
                         while let Some(progress) = inbox.try_next() {
                             callback(progress);
                         }
@@ -363,7 +363,7 @@ impl Session {
                     guard.withdraw("cancelled by caller");
                     return Err(Error::Cancelled);
                 }
-                progress = next_progress(progress.as_deref()) => {
+                progress = next_progress(inbox.as_deref()) => {
                     if options.reset_timeout_on_progress {
                         let now = tokio::time::Instant::now();
                         deadline = now.checked_add(timeout).unwrap_or(far).min(hard_deadline);
