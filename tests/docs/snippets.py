@@ -257,6 +257,9 @@ class Runner:
         except subprocess.TimeoutExpired:
             self.tally.fail(block, f"still running after {BLOCK_TIMEOUT_S} s")
             return
+        except OSError as e:
+            self.tally.fail(block, f"cannot run {cmd[0]}: {e}")
+            return
         if done.returncode != expected_exit:
             self.tally.fail(
                 block,
