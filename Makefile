@@ -409,6 +409,8 @@ DOCS_VENV_STAMP := $(DOCS_VENV)/.requirements-installed
 DOCS_NODE := $(TOOLS)/docs-node
 DOCS_NODE_STAMP := $(DOCS_NODE)/node_modules/.npm-ci-done
 DOCS_SCRATCH := $(CURDIR)/target/docs-test
+DOCS_RUN = $(PY_TEST_VENV)/bin/python tests/docs/snippets.py --python $(PY_TEST_VENV)/bin/python \
+  --node-modules $(DOCS_NODE)/node_modules --path $(PY_TEST_VENV)/bin
 
 .PHONY: docs docs-deps docs-api docs-test docs-check-artifacts
 docs-deps: $(DOCS_VENV_STAMP) $(DOCS_NODE_STAMP)
@@ -438,8 +440,8 @@ docs-api: docs-deps docs-check-artifacts
 	RUSTDOCFLAGS="-D warnings -D missing_docs" $(CARGO) doc --locked -p oxmcp --no-deps
 	cp -r target/doc docs/api/rust
 	site=$$($(PY_TEST_VENV)/bin/python -c 'import oxmcp, pathlib; print(pathlib.Path(oxmcp.__file__).parents[1])'); \
-	  PYTHONPATH="$$site" $(DOCS_VENV)/bin/pdoc --no-show-source -o docs/api/python oxmcp \
-	    '!oxmcp.langchain'
+	  PYTHONPATH="$$site" $(DOCS_VENV)/bin/pdoc --no-show-source -o docs/api/python \
+	    oxmcp oxmcp.cli oxmcp.host oxmcp.auth oxmcp.langchain
 	$(DOCS_NODE)/node_modules/.bin/typedoc --options docs/typedoc.json
 
 docs: docs-api
@@ -450,7 +452,10 @@ docs-test: docs-deps docs-check-artifacts scale-out-deps
 	cd $(DOCS_NODE) && $(NPM) install --no-save --no-audit --no-fund $(NODE_TARBALL)
 	$(CARGO) build --locked --example readme_server --example readme_client
 	$(CARGO) test --locked -p oxmcp --doc docs::
-	$(PY_TEST_VENV)/bin/python tests/docs/snippets.py --scratch $(DOCS_SCRATCH) \
-	  --python $(PY_TEST_VENV)/bin/python --node-modules $(DOCS_NODE)/node_modules \
-	  --path $(PY_TEST_VENV)/bin
+	# The runner's own test: tests/docs/broken.md must fail exactly as it says it does.
+	rc=0; $(DOCS_RUN) --scratch $(DOCS_SCRATCH)/selftest tests/docs/broken.md \
+	  > $(DOCS_SCRATCH)-selftest.log 2>&1 || rc=$$?; \
+	if [ $$rc -ne 1 ] || ! grep -qx 'snippets: 1 passed, 7 failed' $(DOCS_SCRATCH)-selftest.log; then \
+	  cat $(DOCS_SCRATCH)-selftest.log; echo "docs-test: the runner's self-test failed" >&2; exit 1; fi
+	$(DOCS_RUN) --scratch $(DOCS_SCRATCH)
 	$(MAKE) docs
