@@ -76,7 +76,7 @@ pub enum Error {
     InvalidArgument(String),
     /// An `mcpServers` config is unusable. The message names the file, the server and the
     /// field, so the user knows what to fix.
-    #[error("{}", block(&config_message(.file, .server, .field, .message)))]
+    #[error("{}", line(&config_message(.file, .server, .field, .message)))]
     Config {
         /// The config file, when it came from one.
         file: Option<String>,

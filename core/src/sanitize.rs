@@ -5,14 +5,16 @@
 //! with a fake "logged in", a BEL, a bidi override (U+202E) that shows text reversed. Every
 //! human-readable path that prints peer text (error messages, stderr tails, server names,
 //! log and progress messages, `--trace`) passes it through here first. JSON written to stdout
-//! does not: its escapes already make it safe (see [`json_writer`] for the bidi characters
+//! does not: its escapes already make it safe (see [`json_writer`] for DEL, C1 and the bidi
 //! JSON leaves raw).
 //!
 //! What is done: control characters (C0, DEL, C1) and the invisible formatting characters
 //! that reorder or hide text (bidi embeddings, overrides and isolates, zero-width joiners,
 //! line and paragraph separators, the BOM) are written as visible escapes (`\x1b`, `\r`,
 //! `\u202e`); newlines are kept only in [`block`] (text that is multi-line by design, a
-//! stderr tail), where `\r\n` becomes `\n`; and the text is cut at a length cap with `…`.
+//! stderr tail), where `\r\n` becomes `\n` and every line is quoted with [`QUOTE`], so a
+//! peer's line can never pass for one of ours ("oxmcp: logged in …"); and the text is cut
+//! at a length cap with `…`.
 
 use std::borrow::Cow;
 
@@ -28,10 +30,23 @@ pub fn line(text: &str) -> Cow<'_, str> {
     clean(text, false, LINE_CAP)
 }
 
-/// `text` with its newlines kept (multi-line by design), everything else as in [`line`], at
-/// most [`BLOCK_CAP`] characters.
+/// What starts every line of a [`block`].
+pub const QUOTE: &str = "  | ";
+
+/// `text` as a quoted block: its newlines kept (multi-line by design) and every line starting
+/// with [`QUOTE`], everything else as in [`line`], at most [`BLOCK_CAP`] characters. Shown
+/// after a header line of ours (`--- server stderr (tail) ---`).
 pub fn block(text: &str) -> Cow<'_, str> {
-    clean(text, true, BLOCK_CAP)
+    let cleaned = clean(text, true, BLOCK_CAP);
+    let mut out = String::with_capacity(cleaned.len() + 16);
+    for (i, l) in cleaned.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(QUOTE);
+        out.push_str(l);
+    }
+    Cow::Owned(out)
 }
 
 /// The general form: newlines kept when `multiline`, cut to `cap` characters with `…`.
@@ -95,8 +110,9 @@ fn escape_into(out: &mut String, c: char) {
     };
 }
 
-/// A `serde_json` formatter that also escapes the bidi and invisible characters as `\uXXXX`:
-/// the output is the same JSON value, and nothing in it reorders a terminal line.
+/// A `serde_json` formatter that also escapes, as `\uXXXX`, what JSON leaves raw but a
+/// terminal acts on: DEL, the C1 controls (U+0080–U+009F, U+009B is a CSI) and the bidi and
+/// invisible characters. The output is the same JSON value.
 #[derive(Clone, Debug)]
 pub struct SafeJson<F>(pub F);
 
@@ -107,7 +123,7 @@ impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for SafeJson<F> {
         fragment: &str,
     ) -> std::io::Result<()> {
         let mut rest = fragment;
-        while let Some(at) = rest.find(is_invisible_format) {
+        while let Some(at) = rest.find(|c: char| c.is_control() || is_invisible_format(c)) {
             writer.write_all(rest[..at].as_bytes())?;
             let c = rest[at..].chars().next().unwrap_or_default();
             write!(writer, "\\u{:04x}", c as u32)?;
@@ -145,10 +161,7 @@ impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for SafeJson<F> {
     ) -> std::io::Result<()> {
         self.0.begin_object_key(w, first)
     }
-    fn begin_object_value<W: ?Sized + std::io::Write>(
-        &mut self,
-        w: &mut W,
-    ) -> std::io::Result<()> {
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
         self.0.begin_object_value(w)
     }
     fn end_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
@@ -177,7 +190,7 @@ mod tests {
     fn clean_text_is_borrowed_untouched() {
         let s = "oxmcp: server `a` failed: 北京 ünïcode \\x1b stays";
         assert!(matches!(line(s), Cow::Borrowed(_)));
-        assert!(matches!(block("two\nlines"), Cow::Borrowed(_)));
+        assert!(matches!(clean("two\nlines", true, 10), Cow::Borrowed(_)));
     }
 
     #[test]
@@ -188,9 +201,18 @@ mod tests {
             shown,
             "\\x1b]0;pwned\\x07\\x1b[2J\\roxmcp: logged in\\u202egnp.exe\\x9bx\\x00"
         );
-        assert!(!shown.chars().any(|c| c.is_control() || is_invisible_format(c)));
+        assert!(
+            !shown
+                .chars()
+                .any(|c| c.is_control() || is_invisible_format(c))
+        );
         assert_eq!(line("a\nb\tc"), "a\\nb\\tc");
-        assert_eq!(block("a\r\nb\rc\n\x1b"), "a\nb\\rc\n\\x1b");
+        assert_eq!(clean("a\r\nb\rc\n\x1b", true, 100), "a\nb\\rc\n\\x1b");
+        // A block's lines are quoted: none can pass for a line of ours.
+        assert_eq!(
+            block("oxmcp: logged in\r\nx\x1b"),
+            "  | oxmcp: logged in\n  | x\\x1b"
+        );
         // Escaping twice changes nothing more (messages nest).
         assert_eq!(line(&line(hostile)), shown);
     }
@@ -208,13 +230,24 @@ mod tests {
 
     #[test]
     fn json_stays_the_same_value_without_raw_bidi() {
-        let v = serde_json::json!({"name": "a\u{202e}b\u{2066}", "ctl": "\x1b", "ok": "北京"});
+        let v = serde_json::json!({
+            "name": "a\u{202e}b\u{2066}",
+            "ctl": "\x1b\u{7f}\u{9b}",
+            "ok": "北京"
+        });
         let mut out = Vec::new();
         json_writer(&mut out, &v).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains("a\\u202eb\\u2066"), "{text}");
-        assert!(text.contains("\\u001b") && text.contains("北京"), "{text}");
-        assert!(!text.chars().any(|c| is_invisible_format(c) || c == '\x1b'));
+        assert!(
+            text.contains("\\u001b\\u007f\\u009b") && text.contains("北京"),
+            "{text}"
+        );
+        assert!(
+            !text
+                .chars()
+                .any(|c| is_invisible_format(c) || (c.is_control() && c != '\n'))
+        );
         assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), v);
     }
 }

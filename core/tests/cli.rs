@@ -444,7 +444,13 @@ fn resources_read_prompts_prompt_and_ping_work_against_server_everything() {
     // there: each with its exit code, nothing on stdout.
     let cases: Vec<(Vec<&str>, i32, &str)> = vec![
         (
-            vec!["read", "--config", cfg, "everything", "demo://no/such/thing"],
+            vec![
+                "read",
+                "--config",
+                cfg,
+                "everything",
+                "demo://no/such/thing",
+            ],
             5,
             "reading `demo://no/such/thing` on `everything` failed",
         ),
@@ -459,7 +465,14 @@ fn resources_read_prompts_prompt_and_ping_work_against_server_everything() {
             "no-such-prompt",
         ),
         (
-            vec!["prompt", "--config", cfg, "everything", "args-prompt", r#"{"city":1}"#],
+            vec![
+                "prompt",
+                "--config",
+                cfg,
+                "everything",
+                "args-prompt",
+                r#"{"city":1}"#,
+            ],
             2,
             "prompt argument `city` is 1, not a string",
         ),
@@ -473,9 +486,21 @@ fn resources_read_prompts_prompt_and_ping_work_against_server_everything() {
             2,
             "not valid JSON",
         ),
-        (vec!["read", "--config", cfg, "everything"], 2, "`read` takes SERVER URI"),
-        (vec!["resources", "--config", cfg, "x"], 2, "takes no arguments"),
-        (vec!["ping", "--config", cfg, "a", "b"], 2, "`ping` takes [SERVER]"),
+        (
+            vec!["read", "--config", cfg, "everything"],
+            2,
+            "`read` takes SERVER URI",
+        ),
+        (
+            vec!["resources", "--config", cfg, "x"],
+            2,
+            "takes no arguments",
+        ),
+        (
+            vec!["ping", "--config", cfg, "a", "b"],
+            2,
+            "`ping` takes [SERVER]",
+        ),
         (
             vec!["ping", "--config", cfg, "nope"],
             3,
@@ -506,7 +531,11 @@ fn resources_read_prompts_prompt_and_ping_work_against_server_everything() {
     let broken = broken.to_str().unwrap();
     let o = oxmcp(&["ping", "--config", broken]);
     assert_eq!(code(&o), 4, "{}", stderr(&o));
-    assert!(stderr(&o).contains("server `broken` failed"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("server `broken` failed"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(stdout_json(&o)["everything"]["ok"], true);
     let o = oxmcp(&["read", "--config", broken, "broken", "demo://x"]);
     assert_eq!(code(&o), 4, "{}", stderr(&o));
@@ -539,7 +568,13 @@ fn every_command_has_its_own_help() {
     }
     let o = oxmcp(&["--help"]);
     let text = String::from_utf8_lossy(&o.stdout);
-    for command in ["resources", "read SERVER URI", "prompts", "prompt ", "ping"] {
+    for command in [
+        "oxmcp resources",
+        "oxmcp read ",
+        "oxmcp prompts",
+        "oxmcp prompt ",
+        "oxmcp ping",
+    ] {
         assert!(text.contains(command), "the overview lists `{command}`");
     }
 }

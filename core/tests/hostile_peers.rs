@@ -43,7 +43,8 @@ const PATIENCE: Duration = Duration::from_secs(60);
 
 /// What a hostile peer puts in every string: retitle the window, clear the screen, return
 /// to the start of the line and print a fake success, reverse the rest, a C1 CSI and a DEL.
-const EVIL: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2J\r\noxmcp: logged in to `x`\u{202e}gnp.exe\u{9b}\u{7f}";
+const EVIL: &str =
+    "\u{1b}]0;pwned\u{7}\u{1b}[2J\r\noxmcp: logged in to `x`\u{202e}gnp.exe\u{9b}\u{7f}";
 
 struct Scratch(PathBuf);
 
@@ -210,7 +211,7 @@ async fn nothing_a_server_sends_reaches_the_terminal_raw() {
         (vec!["prompts"], 0),
         (vec!["prompt", "evil", "p"], 5),
         (vec!["ping", "--trace"], 0),
-        (vec!["ping", "evil"], 0),
+        (vec!["ping", "evil", "--trace"], 0),
     ];
     for (args, want) in cases {
         let (o, _) = oxmcp(dir, "false", &args).await;
@@ -222,13 +223,24 @@ async fn nothing_a_server_sends_reaches_the_terminal_raw() {
             shown.contains("\\x1b") || shown.contains("\\u001b"),
             "{args:?}: the hostile text vanished instead of being shown:\n{shown}"
         );
-        stdout_json(&o);
+        if want <= 1 {
+            stdout_json(&o);
+        } else {
+            assert!(o.stdout.is_empty(), "{args:?}: a failure printed on stdout");
+        }
     }
 
     // The JSON on stdout is exact: the tool's error text parses back to what was sent.
     let (o, _) = oxmcp(dir, "false", &["call", "evil", "boom"]).await;
-    assert_eq!(stdout_json(&o)["content"][0]["text"], format!("failed{EVIL}"));
-    assert!(err(&o).contains("half\\x1b]0;pwned"), "progress: {}", err(&o));
+    assert_eq!(
+        stdout_json(&o)["content"][0]["text"],
+        format!("failed{EVIL}")
+    );
+    assert!(
+        err(&o).contains("half\\x1b]0;pwned"),
+        "progress: {}",
+        err(&o)
+    );
     let (o, _) = oxmcp(dir, "false", &["servers"]).await;
     let status = stdout_json(&o);
     assert!(
@@ -557,7 +569,11 @@ async fn the_legacy_path_refuses_a_lying_issuer_from_the_cli() {
         e.contains("https://evil.example\\x1b") && e.contains(&origin(&url)),
         "the error names both issuers: {e}"
     );
-    assert_eq!(registrations.load(Ordering::SeqCst), 0, "registered with a liar");
+    assert_eq!(
+        registrations.load(Ordering::SeqCst),
+        0,
+        "registered with a liar"
+    );
     assert_eq!(opened(dir), 0);
     assert!(stored(dir).is_empty(), "{}", stored(dir));
 }

@@ -364,7 +364,10 @@ mod tests {
             .authorize("https://as.example/a".into())
             .await
             .unwrap_err();
-        assert!(again.to_string().contains("not opening it again"), "{again}");
+        assert!(
+            again.to_string().contains("not opening it again"),
+            "{again}"
+        );
     }
 
     #[tokio::test]
@@ -382,7 +385,10 @@ mod tests {
         .await
         .expect("the deadline ends the wait")
         .unwrap_err();
-        assert!(err.to_string().contains("no authorization redirect"), "{err}");
+        assert!(
+            err.to_string().contains("no authorization redirect"),
+            "{err}"
+        );
     }
 
     #[tokio::test]

@@ -109,7 +109,11 @@ fn prompt_arguments(raw: &str) -> Result<BTreeMap<String, String>, u8> {
                 "the prompt arguments must be a JSON object of strings, like '{\"city\":\"Beijing\"}'",
             ));
         }
-        Err(e) => return Err(usage(format!("the prompt arguments are not valid JSON: {e}"))),
+        Err(e) => {
+            return Err(usage(format!(
+                "the prompt arguments are not valid JSON: {e}"
+            )));
+        }
     };
     object
         .into_iter()
@@ -149,7 +153,11 @@ pub(super) async fn start_one(
 }
 
 /// Starts every server of the config; `true` with it when one could not start (reported).
-pub(super) async fn start_all(args: &Args, config: Config, mut options: HostOptions) -> (Host, bool) {
+pub(super) async fn start_all(
+    args: &Args,
+    config: Config,
+    mut options: HostOptions,
+) -> (Host, bool) {
     options.connect_timeout = super::remaining(args, options.connect_timeout);
     let host = Host::start(config, options).await;
     let failed = super::report_failures(&host).await;

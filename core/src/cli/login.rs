@@ -20,12 +20,13 @@ use futures::future::BoxFuture;
 
 use super::Args;
 use crate::{
-    Error, sanitize,
+    Error,
     auth::{
         AuthProvider, Authorizer, BrowserAuthorizer, FileStore, OAuthClient, OAuthOptions,
         TargetPolicy,
     },
     host::{AuthFactory, Config, Host, HostOptions, ServerSpec, TransportSpec},
+    sanitize,
 };
 
 /// The loopback port of the redirect when `--callback-port` is not given. Fixed, so that a
@@ -127,9 +128,7 @@ pub(super) async fn login(
         }
     };
     // The whole login ends by --timeout, 5 minutes by default.
-    let deadline = args
-        .deadline
-        .unwrap_or_else(|| Instant::now() + LOGIN_TIME);
+    let deadline = args.deadline.unwrap_or_else(|| Instant::now() + LOGIN_TIME);
     let wait = deadline.saturating_duration_since(Instant::now());
     let name = sanitize::line(server).into_owned();
     let browser = Arc::new(
@@ -170,7 +169,11 @@ pub(super) async fn login(
             eprintln!(
                 "oxmcp: login to `{}` failed: {}",
                 sanitize::line(server),
-                sanitize::block(s.error.as_deref().unwrap_or_default())
+                sanitize::clean(
+                    s.error.as_deref().unwrap_or_default(),
+                    true,
+                    sanitize::BLOCK_CAP
+                )
             );
             4
         }

@@ -38,8 +38,8 @@ use std::{
 use crate::{
     Error, ErrorKind,
     host::{Config, Host, HostOptions, ServerSpec, TransportSpec},
-    schema::{Namespace, Provider, TranslateOptions},
     sanitize,
+    schema::{Namespace, Provider, TranslateOptions},
     session::RequestOptions,
     transport::tap::Direction,
 };
@@ -439,7 +439,11 @@ async fn report_failures(host: &Host) -> bool {
             let name = sanitize::line(&s.name);
             eprintln!(
                 "oxmcp: server `{name}` failed: {}",
-                sanitize::block(s.error.as_deref().unwrap_or_default())
+                sanitize::clean(
+                    s.error.as_deref().unwrap_or_default(),
+                    true,
+                    sanitize::BLOCK_CAP
+                )
             );
             if let Some(tail) = s.stderr {
                 eprintln!(

@@ -49,7 +49,13 @@ pub(super) async fn get(
         Ok(h) => h,
         Err(code) => return code,
     };
-    let code = match within(args, "prompts/get", host.get_prompt(server, name, arguments)).await {
+    let code = match within(
+        args,
+        "prompts/get",
+        host.get_prompt(server, name, arguments),
+    )
+    .await
+    {
         Ok(result) => {
             print_json(&json!(result));
             0
