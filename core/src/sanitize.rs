@@ -124,7 +124,7 @@ impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for SafeJson<F> {
     ) -> std::io::Result<()> {
         let mut rest = fragment;
         while let Some(at) = rest.find(|c: char| c.is_control() || is_invisible_format(c)) {
-            writer.write_all(rest[..at].as_bytes())?;
+            writer.write_all(&rest.as_bytes()[..at])?;
             let c = rest[at..].chars().next().unwrap_or_default();
             write!(writer, "\\u{:04x}", c as u32)?;
             rest = &rest[at + c.len_utf8()..];

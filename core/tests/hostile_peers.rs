@@ -468,6 +468,42 @@ async fn hostile_authorization_servers_cannot_write_to_the_terminal_or_the_store
         );
         http.shutdown().await;
     }
+
+    // Protected-resource metadata whose `resource` (quoted in the refusal) is EVIL.
+    let scratch = Scratch::new("resource");
+    let dir = &scratch.0;
+    let handler: Handler = Arc::new(move |req| {
+        Box::pin(async move {
+            if req.uri().path() == "/prm" {
+                json_response(
+                    StatusCode::OK,
+                    json!({"resource": format!("https://evil.example/{EVIL}"),
+                           "authorization_servers": ["https://evil.example"]}),
+                )
+            } else {
+                Response::builder()
+                    .status(StatusCode::UNAUTHORIZED)
+                    .header(
+                        header::WWW_AUTHENTICATE,
+                        "Bearer resource_metadata=\"/prm\"",
+                    )
+                    .body(Full::new(Bytes::new()))
+                    .expect("response")
+            }
+        })
+    });
+    let url = format!("http://{}/mcp", serve(handler).await);
+    login_config(dir, &url);
+    let (o, _) = login(dir, "20").await;
+    assert_eq!(o.status.code(), Some(4), "{}", err(&o));
+    assert_clean("evil resource", &o);
+    assert!(
+        err(&o).contains("names `https://evil.example/\\x1b]0;pwned"),
+        "{}",
+        err(&o)
+    );
+    assert_eq!(opened(dir), 0);
+    assert!(stored(dir).is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -478,6 +514,7 @@ async fn a_login_against_silent_endpoints_ends_within_its_timeout() {
     let (_auth, http, url) = hostile_login(Trick::SilentToken).await;
     login_config(dir, &url);
     let (o, took) = login(dir, "3").await;
+    eprintln!("silent token endpoint: `login --timeout 3` took {took:?}");
     assert_eq!(o.status.code(), Some(4), "{}", err(&o));
     assert!(took < Duration::from_secs(4), "took {took:?}: {}", err(&o));
     assert!(err(&o).contains("did not answer"), "{}", err(&o));
@@ -507,6 +544,7 @@ async fn a_login_against_silent_endpoints_ends_within_its_timeout() {
     let url = format!("http://{}/mcp", serve(handler).await);
     login_config(dir, &url);
     let (o, took) = login(dir, "2").await;
+    eprintln!("silent metadata: `login --timeout 2` took {took:?}");
     assert_eq!(o.status.code(), Some(4), "{}", err(&o));
     assert!(took < Duration::from_secs(3), "took {took:?}: {}", err(&o));
     assert_clean("silent metadata", &o);
