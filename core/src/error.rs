@@ -229,3 +229,43 @@ impl From<ErrorObject> for Error {
         Error::Rpc(e)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_never_carry_a_peers_raw_control_characters() {
+        let evil = "x\u{1b}]0;pwned\u{7}\r\noxmcp: logged in\u{202e}";
+        let raw = |s: &str| {
+            s.chars()
+                .any(|c| (c.is_control() && c != '\n') || crate::sanitize::is_invisible_format(c))
+        };
+        let errors = [
+            Error::Rpc(ErrorObject::new(-32000, evil)),
+            Error::Auth(format!("the authorization server refused: {evil}")),
+            Error::Protocol(evil.into()),
+            Error::closed(evil),
+            Error::ConnectionClosed {
+                reason: "exited".into(),
+                stderr: Some(format!("first\n{evil}\n")),
+            },
+            Error::Timeout {
+                method: evil.into(),
+                after: Duration::from_secs(1),
+            },
+        ];
+        for e in errors {
+            let shown = e.to_string();
+            assert!(!raw(&shown), "{shown:?}");
+            assert!(shown.contains("\\x1b]0;pwned"), "{shown:?}");
+            // Only a stderr tail keeps its lines, each quoted: no line can pass for ours.
+            assert!(!shown.lines().any(|l| l.starts_with("oxmcp:")), "{shown:?}");
+        }
+        // Clean text is shown as it was.
+        assert_eq!(
+            Error::Auth("`a` did not answer".into()).to_string(),
+            "authorization failed: `a` did not answer"
+        );
+    }
+}
