@@ -68,10 +68,12 @@ USAGE:
   login    authorize with an OAuth-protected `url` server: your browser opens its sign-in
            page, the redirect comes back to 127.0.0.1, and the tokens are kept for the other
            commands (which refresh them, and ask you to log in again when they cannot)
-  resources print every server's resources as JSON;  read  prints one resource's contents
-  prompts  print every server's prompts as JSON;  prompt  gets one, with its arguments
-           as a JSON object of strings
-  ping     ping every server (or SERVER) and print each one's round trip in milliseconds
+  resources
+           print every server's resources as JSON
+  read     print one resource's contents (resources/read) as JSON
+  prompts  print every server's prompts as JSON
+  prompt   get one prompt (prompts/get), its arguments a JSON object of strings
+  ping     ping every server (or SERVER) and print each round trip in milliseconds
   `oxmcp COMMAND --help` says more about one command.
 
 OPTIONS:
@@ -517,7 +519,8 @@ async fn call(
     }
 }
 
-/// Pretty JSON on stdout, exact, with the bidi characters JSON would leave raw escaped.
+/// Pretty JSON on stdout, exact, with what JSON leaves raw but a terminal acts on (DEL, C1,
+/// bidi) escaped too.
 fn print_json(v: &Value) {
     let mut out = std::io::stdout().lock();
     let _ = sanitize::json_writer(&mut out, v);
