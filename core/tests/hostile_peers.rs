@@ -17,6 +17,8 @@
 //! - The issuer check on each discovery path in-process: RFC 8414 metadata, OpenID
 //!   discovery, and the legacy path, each refusing a document naming another issuer with an
 //!   error that names both.
+//! - A request right after a failed flow (the handshake queued behind a timed-out probe)
+//!   shares that failure: the user is asked once.
 
 mod auth_server;
 
@@ -514,7 +516,10 @@ async fn a_login_against_silent_endpoints_ends_within_its_timeout() {
     let (_auth, http, url) = hostile_login(Trick::SilentToken).await;
     login_config(dir, &url);
     let (o, took) = login(dir, "3").await;
-    eprintln!("silent token endpoint: `login --timeout 3` took {took:?}");
+    eprintln!(
+        "silent token endpoint: `login --timeout 3` took {took:?}:\n{}",
+        err(&o)
+    );
     assert_eq!(o.status.code(), Some(4), "{}", err(&o));
     assert!(took < Duration::from_secs(4), "took {took:?}: {}", err(&o));
     assert!(err(&o).contains("did not answer"), "{}", err(&o));
@@ -726,4 +731,42 @@ async fn lying_as(well_known: &'static str) -> SocketAddr {
         })
     });
     serve(handler).await
+}
+
+/// A user step that counts its calls and fails each (the user closed the window).
+struct Declining(Arc<AtomicUsize>);
+
+impl oxmcp::auth::Authorizer for Declining {
+    fn authorize(
+        &self,
+        _url: String,
+    ) -> futures::future::BoxFuture<'_, Result<String, oxmcp::Error>> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { Err(oxmcp::Error::Auth("the user closed the window".into())) })
+    }
+}
+
+#[tokio::test]
+async fn a_request_right_after_a_failed_flow_shares_its_failure() {
+    use oxmcp::auth::{AuthProvider, Challenge, OAuthClient};
+    let auth = AuthServer::start(json!({})).await;
+    let (_server, http, url) = protected(&auth, &[], None).await;
+    let asked = Arc::new(AtomicUsize::new(0));
+    let mut options = oauth(&[auth.issuer(), origin(&url)]);
+    options.authorizer = Some(Arc::new(Declining(asked.clone())));
+    let client = OAuthClient::new(options).unwrap();
+    let challenge = Challenge {
+        status: 401,
+        www_authenticate: Some("Bearer".into()),
+        server: url.parse().unwrap(),
+        token: None,
+    };
+    let first = client.challenged(&challenge).await.unwrap_err();
+    // The handshake queued behind a timed-out probe is sent the moment the flow ends: it
+    // gets the same failure, and the user is not asked a second time.
+    let second = client.challenged(&challenge).await.unwrap_err();
+    assert_eq!(asked.load(Ordering::SeqCst), 1, "the user was asked twice");
+    assert_eq!(first.to_string(), second.to_string());
+    assert!(first.to_string().contains("closed the window"), "{first}");
+    http.shutdown().await;
 }

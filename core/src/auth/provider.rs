@@ -189,12 +189,17 @@ pub struct OAuthClient {
     current: tokio::sync::Mutex<Option<Current>>,
     /// Step-ups that asked again for scopes already asked for.
     futile: std::sync::atomic::AtomicUsize,
-    /// Flows that have ended, and how the last one failed: a request that waited for a flow
-    /// to end shares its failure rather than starting another (a second browser window for a
-    /// login whose token endpoint never answered).
+    /// Flows that have ended, and how and when the last one failed: a request that waited
+    /// for a flow to end, or that comes right after one failed ([`SHARED_FAILURE`]), shares
+    /// its failure rather than starting another (a second browser window for a login whose
+    /// token endpoint never answered).
     flows: std::sync::atomic::AtomicU64,
-    last_failure: std::sync::Mutex<Option<Error>>,
+    last_failure: std::sync::Mutex<Option<(Error, std::time::Instant)>>,
 }
+
+/// How long a failed flow answers the requests that follow it: the requests queued behind
+/// it (the handshake after a timed-out probe) are sent the moment it ends.
+const SHARED_FAILURE: Duration = Duration::from_secs(2);
 
 impl std::fmt::Debug for OAuthClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -607,12 +612,14 @@ impl AuthProvider for OAuthClient {
             use std::sync::atomic::Ordering;
             let flows_before = self.flows.load(Ordering::SeqCst);
             let mut guard = self.current.lock().await;
-            if self.flows.load(Ordering::SeqCst) != flows_before
-                && let Ok(last) = self.last_failure.lock()
-                && let Some(e) = last.clone()
+            let waited_for_one = self.flows.load(Ordering::SeqCst) != flows_before;
+            if let Ok(last) = self.last_failure.lock()
+                && let Some((e, at)) = last.as_ref()
+                && (waited_for_one || at.elapsed() < SHARED_FAILURE)
             {
-                // The flow this request waited for failed: that is its answer too.
-                return Err(e);
+                // The flow this request waited for, or just missed, failed: that is its
+                // answer too.
+                return Err(e.clone());
             }
             let held = guard.as_ref().map(|c| c.tokens.access_token.clone());
             if held.is_some() && held != challenge.token {
@@ -654,7 +661,10 @@ impl AuthProvider for OAuthClient {
             }
             let outcome = self.authorize(challenge, guard.as_ref()).await;
             if let Ok(mut last) = self.last_failure.lock() {
-                *last = outcome.as_ref().err().cloned();
+                *last = outcome
+                    .as_ref()
+                    .err()
+                    .map(|e| (e.clone(), std::time::Instant::now()));
             }
             self.flows.fetch_add(1, Ordering::SeqCst);
             *guard = Some(outcome?);
