@@ -17,7 +17,8 @@ pub(crate) fn to_js(e: Error) -> napi::Error {
     let mut payload = json!({ "kind": e.kind().as_str(), "message": e.to_string() });
     if let Error::Rpc(obj) = &e {
         payload["code"] = json!(obj.code);
-        payload["message"] = json!(obj.message);
+        // The peer's text, sanitized like every core message (`oxmcp::sanitize`).
+        payload["message"] = json!(oxmcp::sanitize::line(&obj.message));
         if let Some(data) = &obj.data {
             payload["data"] = data.clone();
         }

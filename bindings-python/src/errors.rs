@@ -78,7 +78,9 @@ fn core_to_py(py: Python<'_>, e: &Error) -> Result<PyErr, PyErr> {
             if let Some(data) = &obj.data {
                 kwargs.set_item("data", crate::convert::to_py(py, data)?)?;
             }
-            let exc = class.call((obj.message.as_str(),), Some(&kwargs))?;
+            // The message is the peer's text: shown sanitized (the exact text stays in `data`).
+            let message = oxmcp::sanitize::line(&obj.message);
+            let exc = class.call((message.as_ref(),), Some(&kwargs))?;
             return Ok(PyErr::from_value(exc));
         }
         Error::Timeout { method, after } => {

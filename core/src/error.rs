@@ -3,10 +3,18 @@
 //!
 //! Tool failures are not errors here: a tool that fails produces a `CallToolResult` with
 //! `isError: true`. This type is for protocol and transport failures.
+//!
+//! Messages often quote what a peer sent (an authorization server's `error_description`, a
+//! child's stderr, a JSON-RPC error message), so `Display` passes every such field through
+//! [`crate::sanitize`]: a message printed by the CLI or raised by a binding never carries a
+//! raw control or bidi character. The fields themselves keep the exact text.
 
 use std::{fmt, io, sync::Arc, time::Duration};
 
-use crate::jsonrpc::ErrorObject;
+use crate::{
+    jsonrpc::ErrorObject,
+    sanitize::{block, line},
+};
 
 /// Result alias for the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -16,10 +24,10 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[non_exhaustive]
 pub enum Error {
     /// The peer answered with a JSON-RPC error.
-    #[error("peer returned an error: {0}")]
+    #[error("peer returned an error: {}", line(&.0.to_string()))]
     Rpc(ErrorObject),
     /// No response arrived in time; `notifications/cancelled` was sent.
-    #[error("request `{method}` timed out after {after:?}")]
+    #[error("request `{}` timed out after {after:?}", line(.method))]
     Timeout {
         /// The method of the request.
         method: String,
@@ -30,7 +38,7 @@ pub enum Error {
     #[error("request cancelled")]
     Cancelled,
     /// The connection ended while the request was pending or before it could be sent.
-    #[error("connection closed: {reason}{}", stderr_suffix(.stderr))]
+    #[error("connection closed: {}{}", line(.reason), stderr_suffix(.stderr))]
     ConnectionClosed {
         /// Why, as far as is known.
         reason: String,
@@ -38,7 +46,7 @@ pub enum Error {
         stderr: Option<String>,
     },
     /// A child process could not be started.
-    #[error("failed to start `{command}`: {source}")]
+    #[error("failed to start `{}`: {source}", line(.command))]
     Spawn {
         /// The program that was run.
         command: String,
@@ -50,10 +58,10 @@ pub enum Error {
     #[error("I/O error: {0}")]
     Io(#[source] Arc<io::Error>),
     /// The peer sent something the protocol does not allow.
-    #[error("protocol violation: {0}")]
+    #[error("protocol violation: {}", line(.0))]
     Protocol(String),
     /// No protocol version both sides support.
-    #[error("unsupported protocol version `{requested}` (supported: {})", .supported.join(", "))]
+    #[error("unsupported protocol version `{}` (supported: {})", line(.requested), line(&.supported.join(", ")))]
     UnsupportedProtocolVersion {
         /// The version that was asked for or answered.
         requested: String,
@@ -61,14 +69,14 @@ pub enum Error {
         supported: Vec<String>,
     },
     /// A schema given to us (a tool's `inputSchema`, say) is not a valid JSON Schema.
-    #[error("invalid schema: {0}")]
+    #[error("invalid schema: {}", line(.0))]
     InvalidSchema(String),
     /// The caller used the API in a way it does not allow.
-    #[error("invalid argument: {0}")]
+    #[error("invalid argument: {}", line(.0))]
     InvalidArgument(String),
     /// An `mcpServers` config is unusable. The message names the file, the server and the
     /// field, so the user knows what to fix.
-    #[error("{}", config_message(.file, .server, .field, .message))]
+    #[error("{}", line(&config_message(.file, .server, .field, .message)))]
     Config {
         /// The config file, when it came from one.
         file: Option<String>,
@@ -81,7 +89,7 @@ pub enum Error {
     },
     /// Authorization failed: discovery, registration, the user's consent or a token request
     /// (the OAuth 2.1 flow of `crate::auth`), or a server refused every token offered.
-    #[error("authorization failed: {0}")]
+    #[error("authorization failed: {}", line(.0))]
     Auth(String),
 }
 
@@ -112,7 +120,7 @@ fn config_message(
 fn stderr_suffix(stderr: &Option<String>) -> String {
     match stderr {
         Some(s) if !s.trim().is_empty() => {
-            format!("\n--- server stderr (tail) ---\n{}", s.trim_end())
+            format!("\n--- server stderr (tail) ---\n{}", block(s.trim_end()))
         }
         _ => String::new(),
     }
@@ -219,5 +227,45 @@ impl From<io::Error> for Error {
 impl From<ErrorObject> for Error {
     fn from(e: ErrorObject) -> Self {
         Error::Rpc(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_never_carry_a_peers_raw_control_characters() {
+        let evil = "x\u{1b}]0;pwned\u{7}\r\noxmcp: logged in\u{202e}";
+        let raw = |s: &str| {
+            s.chars()
+                .any(|c| (c.is_control() && c != '\n') || crate::sanitize::is_invisible_format(c))
+        };
+        let errors = [
+            Error::Rpc(ErrorObject::new(-32000, evil)),
+            Error::Auth(format!("the authorization server refused: {evil}")),
+            Error::Protocol(evil.into()),
+            Error::closed(evil),
+            Error::ConnectionClosed {
+                reason: "exited".into(),
+                stderr: Some(format!("first\n{evil}\n")),
+            },
+            Error::Timeout {
+                method: evil.into(),
+                after: Duration::from_secs(1),
+            },
+        ];
+        for e in errors {
+            let shown = e.to_string();
+            assert!(!raw(&shown), "{shown:?}");
+            assert!(shown.contains("\\x1b]0;pwned"), "{shown:?}");
+            // Only a stderr tail keeps its lines, each quoted: no line can pass for ours.
+            assert!(!shown.lines().any(|l| l.starts_with("oxmcp:")), "{shown:?}");
+        }
+        // Clean text is shown as it was.
+        assert_eq!(
+            Error::Auth("`a` did not answer".into()).to_string(),
+            "authorization failed: `a` did not answer"
+        );
     }
 }

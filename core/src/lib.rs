@@ -29,6 +29,7 @@ pub mod host;
 pub mod jsonrpc;
 pub mod protocol;
 mod random;
+pub mod sanitize;
 pub mod schema;
 pub mod server;
 pub mod session;

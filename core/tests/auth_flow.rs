@@ -9,8 +9,8 @@
 //! - Refresh: a token revoked at the authorization server gets a 401, the client refreshes and
 //!   carries on without a new authorization.
 //! - A server that keeps answering 403 `insufficient_scope` stops after three authorizations.
-//! - Hostile token responses (no token, not JSON, CR/LF in the token, another token type,
-//!   oversized) fail with `ErrorKind::Auth`.
+//! - Hostile token responses (no token, not JSON, CR/LF in the token, another or no token
+//!   type, oversized) fail with `ErrorKind::Auth`.
 //! - SSRF: metadata URLs at loopback in odd spellings (decimal, octal, hex, short, IPv6-mapped),
 //!   link-local and private addresses, an authorization server at loopback, and a redirect to
 //!   loopback never reach a canary listener when only the test servers' exact origins are
@@ -137,6 +137,8 @@ async fn hostile_token_responses_are_refused_with_a_typed_error() {
         r#"{"access_token": ""}"#.to_owned(),
         r#"{"access_token": "a\r\nX-Injected: 1"}"#.to_owned(),
         r#"{"access_token": "t", "token_type": "mac"}"#.to_owned(),
+        // RFC 6749 §5.1: token_type is required; a token of no stated type is not Bearer.
+        r#"{"access_token": "t", "expires_in": 60}"#.to_owned(),
         r#"{"access_token": 42}"#.to_owned(),
         format!(r#"{{"access_token": "{}"}}"#, "x".repeat(2 << 20)),
     ] {

@@ -362,3 +362,219 @@ fn the_seed_story_runs_with_any_number_of_weather_servers_in_every_format() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("from 1 weather server)"));
 }
+
+/// The config with the official server-everything, or `None` (skipped) without `make host-deps`.
+fn everything_config(tag: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/host/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    if !p.exists() {
+        assert!(
+            std::env::var("OXMCP_REQUIRE_INTEROP").is_err(),
+            "{} missing: run `make host-deps`",
+            p.display()
+        );
+        eprintln!("skipping: run `make host-deps`");
+        return None;
+    }
+    Some(write_config(
+        tag,
+        json!({"mcpServers": {"everything": {"command": "node", "args": [p.display().to_string()]}}}),
+    ))
+}
+
+#[test]
+fn resources_read_prompts_prompt_and_ping_work_against_server_everything() {
+    let Some(cfg) = everything_config("inspect") else {
+        return;
+    };
+    let cfg = cfg.to_str().unwrap();
+
+    let o = oxmcp(&["resources", "--config", cfg]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let listed = stdout_json(&o);
+    let resources = listed["everything"].as_array().expect("a list per server");
+    let first = resources
+        .iter()
+        .find_map(|r| r["uri"].as_str())
+        .expect("server-everything has resources");
+
+    let o = oxmcp(&["read", "--config", cfg, "everything", first]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let read = stdout_json(&o);
+    assert_eq!(read["contents"][0]["uri"], first, "{read}");
+
+    let o = oxmcp(&["prompts", "--config", cfg]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let prompts = stdout_json(&o);
+    assert!(
+        prompts["everything"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["name"] == "args-prompt"),
+        "{prompts}"
+    );
+
+    let o = oxmcp(&[
+        "prompt",
+        "--trace",
+        "--config",
+        cfg,
+        "everything",
+        "args-prompt",
+        r#"{"city":"Beijing","state":"北京"}"#,
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let got = stdout_json(&o);
+    assert_eq!(
+        got["messages"][0]["content"]["text"], "What's weather in Beijing, 北京?",
+        "{got}"
+    );
+    assert!(stderr(&o).contains("\"prompts/get\""), "the trace shows it");
+
+    let o = oxmcp(&["ping", "--config", cfg]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let pinged = stdout_json(&o);
+    assert_eq!(pinged["everything"]["ok"], true, "{pinged}");
+    assert!(pinged["everything"]["ms"].as_f64().unwrap() >= 0.0);
+    let o = oxmcp(&["ping", "--config", cfg, "everything"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+
+    // What the server refuses, what the command line gets wrong, and servers that are not
+    // there: each with its exit code, nothing on stdout.
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+        (
+            vec![
+                "read",
+                "--config",
+                cfg,
+                "everything",
+                "demo://no/such/thing",
+            ],
+            5,
+            "reading `demo://no/such/thing` on `everything` failed",
+        ),
+        (
+            vec!["prompt", "--config", cfg, "everything", "args-prompt"],
+            5,
+            "getting the prompt `args-prompt` on `everything` failed",
+        ),
+        (
+            vec!["prompt", "--config", cfg, "everything", "no-such-prompt"],
+            5,
+            "no-such-prompt",
+        ),
+        (
+            vec![
+                "prompt",
+                "--config",
+                cfg,
+                "everything",
+                "args-prompt",
+                r#"{"city":1}"#,
+            ],
+            2,
+            "prompt argument `city` is 1, not a string",
+        ),
+        (
+            vec!["prompt", "--config", cfg, "everything", "args-prompt", "[]"],
+            2,
+            "must be a JSON object of strings",
+        ),
+        (
+            vec!["prompt", "--config", cfg, "everything", "args-prompt", "{"],
+            2,
+            "not valid JSON",
+        ),
+        (
+            vec!["read", "--config", cfg, "everything"],
+            2,
+            "`read` takes SERVER URI",
+        ),
+        (
+            vec!["resources", "--config", cfg, "x"],
+            2,
+            "takes no arguments",
+        ),
+        (
+            vec!["ping", "--config", cfg, "a", "b"],
+            2,
+            "`ping` takes [SERVER]",
+        ),
+        (
+            vec!["ping", "--config", cfg, "nope"],
+            3,
+            "server `nope` is not in the config",
+        ),
+        (
+            vec!["read", "--config", cfg, "nope", "demo://x"],
+            3,
+            "server `nope` is not in the config",
+        ),
+    ];
+    for (args, want, message) in cases {
+        let o = oxmcp(&args);
+        assert_eq!(code(&o), want, "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(message), "{args:?}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "{args:?} printed to stdout");
+    }
+
+    // A server that cannot start: 4, named on stderr; `ping` still prints the live ones.
+    let broken = write_config(
+        "inspect-broken",
+        json!({"mcpServers": {
+            "everything": serde_json::from_str::<Value>(&std::fs::read_to_string(cfg).unwrap())
+                .unwrap()["mcpServers"]["everything"].clone(),
+            "broken": {"command": "/nonexistent/mcp"}
+        }}),
+    );
+    let broken = broken.to_str().unwrap();
+    let o = oxmcp(&["ping", "--config", broken]);
+    assert_eq!(code(&o), 4, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("server `broken` failed"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(stdout_json(&o)["everything"]["ok"], true);
+    let o = oxmcp(&["read", "--config", broken, "broken", "demo://x"]);
+    assert_eq!(code(&o), 4, "{}", stderr(&o));
+    let o = oxmcp(&["prompts", "--config", broken]);
+    assert_eq!(code(&o), 4, "{}", stderr(&o));
+    assert!(stdout_json(&o)["everything"].is_array());
+}
+
+#[test]
+fn every_command_has_its_own_help() {
+    for command in [
+        "tools",
+        "call",
+        "servers",
+        "login",
+        "resources",
+        "read",
+        "prompts",
+        "prompt",
+        "ping",
+    ] {
+        let o = oxmcp(&[command, "--help"]);
+        assert_eq!(code(&o), 0, "{command}");
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            text.starts_with(&format!("usage: oxmcp {command}")),
+            "{command}: {text}"
+        );
+        assert!(text.contains("--timeout"), "{command}: {text}");
+    }
+    let o = oxmcp(&["--help"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    for command in [
+        "oxmcp resources",
+        "oxmcp read ",
+        "oxmcp prompts",
+        "oxmcp prompt ",
+        "oxmcp ping",
+    ] {
+        assert!(text.contains(command), "the overview lists `{command}`");
+    }
+}

@@ -214,7 +214,9 @@ pub(crate) fn read_callback(
     if let Some(error) = get("error") {
         let description = get("error_description").unwrap_or_default();
         return Err(Error::Auth(format!(
-            "the authorization server refused: {error} {description}"
+            "the authorization server refused: {} {}",
+            crate::sanitize::clean(&error, false, 100),
+            crate::sanitize::clean(&description, false, 200)
         )));
     }
     let code = get("code")

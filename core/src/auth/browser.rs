@@ -5,11 +5,17 @@
 //! The URL has already passed [`super::check_authorization_url`] (http(s) only, no CR/LF, no
 //! flag-like values) when it gets here, and it is handed to the browser program as one
 //! argument, never through a shell. The listener answers only `GET /callback` on 127.0.0.1,
-//! reads at most 8 KiB of a request head and gives up after the timeout, so a stray or
-//! hostile local connection cannot make it hang or take the wrong redirect.
+//! serves up to [`MAX_CONNECTIONS`] connections at once (each with [`HEAD_TIMEOUT`] to send
+//! at most 8 KiB of request head; the first valid redirect wins), and gives up at its timeout
+//! or deadline, so a stray or hostile local connection can neither delay the real redirect
+//! nor make it take the wrong one. The browser is opened once per authorizer: a login whose
+//! flow failed is not retried behind the user's back with a second window.
 
 use std::{
-    sync::Arc,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
     time::{Duration, Instant},
 };
 
@@ -17,7 +23,8 @@ use futures::future::BoxFuture;
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     net::{TcpListener, TcpStream},
-    sync::Mutex,
+    sync::{Mutex, Semaphore, mpsc},
+    task::JoinSet,
 };
 
 use super::Authorizer;
@@ -28,7 +35,9 @@ const CALLBACK_PATH: &str = "/callback";
 /// The most of a request head the listener reads.
 const MAX_HEAD: usize = 8 * 1024;
 /// How long one connection may take to send its request head.
-const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// Connections served at once; more are closed at once (a browser needs one or two).
+pub const MAX_CONNECTIONS: usize = 16;
 
 /// Called with the authorization URL before the browser is started (to print it, so the user
 /// can open it by hand where no browser can be started).
@@ -44,7 +53,10 @@ pub struct BrowserAuthorizer {
     listener: Mutex<TcpListener>,
     redirect_uri: String,
     timeout: Duration,
+    deadline: Option<Instant>,
     notice: Option<UrlNotice>,
+    /// Set when the browser was started: it is never started twice.
+    opened: AtomicBool,
 }
 
 impl std::fmt::Debug for BrowserAuthorizer {
@@ -70,13 +82,22 @@ impl BrowserAuthorizer {
             listener: Mutex::new(listener),
             redirect_uri: format!("http://127.0.0.1:{port}{CALLBACK_PATH}"),
             timeout: Duration::from_secs(300),
+            deadline: None,
             notice: None,
+            opened: AtomicBool::new(false),
         })
     }
 
     /// How long to wait for the user (default 5 minutes).
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// Stops waiting at `deadline` even when the timeout would go on (a CLI's one deadline
+    /// for the whole login).
+    pub fn with_deadline(mut self, deadline: Instant) -> Self {
+        self.deadline = Some(deadline);
         self
     }
 
@@ -94,27 +115,56 @@ impl BrowserAuthorizer {
     async fn run(&self, url: String) -> Result<String, Error> {
         // One authorization at a time owns the listener.
         let listener = self.listener.lock().await;
+        if self.opened.swap(true, Ordering::SeqCst) {
+            return Err(Error::Auth(
+                "the browser was already opened once for this login and that authorization did \
+                 not complete; not opening it again (run the login again)"
+                    .into(),
+            ));
+        }
+        let mut deadline = Instant::now() + self.timeout;
+        if let Some(d) = self.deadline {
+            deadline = deadline.min(d);
+        }
         if let Some(notice) = &self.notice {
             notice(&url);
         }
+        let waited = deadline.saturating_duration_since(Instant::now());
         open_browser(&url);
-        let deadline = Instant::now() + self.timeout;
+        let (found, mut redirects) = mpsc::channel::<String>(1);
+        let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+        // Dropped on return: connections still being read are abandoned with it.
+        let mut serving = JoinSet::new();
+        let wait = tokio::time::sleep_until(deadline.into());
+        tokio::pin!(wait);
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let accepted = tokio::time::timeout(left, listener.accept()).await;
-            let Ok(accepted) = accepted else {
-                return Err(Error::Auth(format!(
-                    "no authorization redirect arrived within {} s",
-                    self.timeout.as_secs()
-                )));
-            };
-            let Ok((stream, _)) = accepted else { continue };
-            if let Some(target) = serve_one(stream).await {
-                return Ok(format!(
-                    "{}{}",
-                    self.redirect_uri.trim_end_matches(CALLBACK_PATH),
-                    target
-                ));
+            tokio::select! {
+                Some(target) = redirects.recv() => {
+                    return Ok(format!(
+                        "{}{}",
+                        self.redirect_uri.trim_end_matches(CALLBACK_PATH),
+                        target
+                    ));
+                }
+                accepted = listener.accept() => {
+                    let Ok((stream, _)) = accepted else { continue };
+                    // Over the cap: closed unread, the wait goes on.
+                    let Ok(slot) = slots.clone().try_acquire_owned() else { continue };
+                    let found = found.clone();
+                    serving.spawn(async move {
+                        if let Some(target) = serve_one(stream).await {
+                            let _ = found.try_send(target);
+                        }
+                        drop(slot);
+                    });
+                }
+                Some(_) = serving.join_next(), if !serving.is_empty() => {}
+                () = &mut wait => {
+                    return Err(Error::Auth(format!(
+                        "no authorization redirect arrived within {:.1} s",
+                        waited.as_secs_f64()
+                    )));
+                }
             }
         }
     }
@@ -269,6 +319,76 @@ mod tests {
         assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
         let redirected = waiting.await.unwrap().unwrap();
         assert_eq!(redirected, format!("{uri}?code=abc&state=s1"));
+    }
+
+    #[tokio::test]
+    async fn idle_connections_do_not_hold_off_the_redirect() {
+        unsafe { std::env::set_var("BROWSER", "true") };
+        let auth = Arc::new(
+            BrowserAuthorizer::bind(0)
+                .await
+                .unwrap()
+                .with_timeout(Duration::from_secs(30)),
+        );
+        let uri = auth.redirect_uri().to_owned();
+        let addr = uri
+            .trim_start_matches("http://")
+            .split('/')
+            .next()
+            .unwrap()
+            .to_owned();
+        let waiting = tokio::spawn({
+            let auth = auth.clone();
+            async move { auth.authorize("https://as.example/a".into()).await }
+        });
+        // Local processes that connect and send nothing (or half a head), held open while
+        // the real redirect comes in: it is served beside them, well before their head
+        // timeout would have freed a one-at-a-time listener.
+        let mut idle = Vec::new();
+        for half in ["", "GET /callback?code=evil", ""] {
+            let mut s = TcpStream::connect(&addr).await.unwrap();
+            let _ = s.write_all(half.as_bytes()).await;
+            idle.push(s);
+        }
+        let reply = get(&uri, "GET /callback?code=real&state=s HTTP/1.1\r\n\r\n").await;
+        assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+        let redirected = tokio::time::timeout(HEAD_TIMEOUT / 2, waiting)
+            .await
+            .expect("the redirect is taken while the idle connections are still open")
+            .unwrap()
+            .unwrap();
+        assert_eq!(redirected, format!("{uri}?code=real&state=s"));
+        drop(idle);
+        // The same authorizer never opens the browser a second time.
+        let again = auth
+            .authorize("https://as.example/a".into())
+            .await
+            .unwrap_err();
+        assert!(
+            again.to_string().contains("not opening it again"),
+            "{again}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_deadline_ends_the_wait_before_the_timeout() {
+        unsafe { std::env::set_var("BROWSER", "true") };
+        let auth = BrowserAuthorizer::bind(0)
+            .await
+            .unwrap()
+            .with_timeout(Duration::from_secs(300))
+            .with_deadline(Instant::now() + Duration::from_millis(200));
+        let err = tokio::time::timeout(
+            Duration::from_secs(30),
+            auth.authorize("https://as.example/a".into()),
+        )
+        .await
+        .expect("the deadline ends the wait")
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("no authorization redirect"),
+            "{err}"
+        );
     }
 
     #[tokio::test]

@@ -4,9 +4,14 @@
 //! It is separate from the MCP transport's client on purpose: it never carries the MCP
 //! server's bearer token, it never follows a redirect to a target the policy refuses (each
 //! hop is checked again, and addresses are checked at connect time), and it reads at most
-//! [`MAX_BODY`] bytes of any answer.
+//! [`MAX_BODY`] bytes of any answer. Each request has its own limit ([`REQUEST_TIMEOUT`]),
+//! capped by what remains of the flow's deadline when there is one (a CLI's `--timeout`), so
+//! a silent or trickling endpoint cannot stretch a login past it.
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, Uri, header};
@@ -47,6 +52,8 @@ impl Answer {
 pub(crate) struct AuthHttp {
     policy: TargetPolicy,
     tls: Arc<rustls::ClientConfig>,
+    /// When the whole flow must be over (`None`: each request has [`REQUEST_TIMEOUT`]).
+    deadline: Option<Instant>,
 }
 
 impl AuthHttp {
@@ -54,7 +61,22 @@ impl AuthHttp {
         Ok(AuthHttp {
             policy,
             tls: crate::transport::http::tls::client_config(extra_roots)?,
+            deadline: None,
         })
+    }
+
+    /// Ends every request by `deadline` at the latest.
+    pub(crate) fn with_deadline(mut self, deadline: Option<Instant>) -> Self {
+        self.deadline = deadline;
+        self
+    }
+
+    /// This request's limit: [`REQUEST_TIMEOUT`], or less when the deadline is nearer.
+    fn limit(&self) -> Duration {
+        match self.deadline {
+            Some(d) => REQUEST_TIMEOUT.min(d.saturating_duration_since(Instant::now())),
+            None => REQUEST_TIMEOUT,
+        }
     }
 
     /// Sends one request; never follows a redirect.
@@ -66,6 +88,12 @@ impl AuthHttp {
         body: Option<Bytes>,
     ) -> Result<Answer, Error> {
         self.policy.check_url(uri)?;
+        let limit = self.limit();
+        if limit.is_zero() {
+            return Err(Error::Auth(format!(
+                "the time for this authorization ran out before `{uri}` could be asked"
+            )));
+        }
         let mut connector = HttpConnector::new_with_resolver(GuardedResolver {
             policy: self.policy.clone(),
             allow_all: self.policy.is_allowed_origin(uri),
@@ -113,9 +141,17 @@ impl AuthHttp {
                 body,
             })
         };
-        tokio::time::timeout(REQUEST_TIMEOUT, exchange)
-            .await
-            .map_err(|_| Error::Auth(format!("`{uri}` did not answer in {REQUEST_TIMEOUT:?}")))?
+        tokio::time::timeout(limit, exchange).await.map_err(|_| {
+            Error::Auth(format!(
+                "`{uri}` did not answer within {:.1} s{}",
+                limit.as_secs_f64(),
+                if limit < REQUEST_TIMEOUT {
+                    " (the rest of the time allowed for this authorization)"
+                } else {
+                    ""
+                }
+            ))
+        })?
     }
 
     /// GETs a JSON document, following a few redirects (each hop checked again). `Ok(None)`:

@@ -9,10 +9,11 @@
 //! - Authorization server with a path: `/.well-known/oauth-authorization-server{path}`,
 //!   `/.well-known/openid-configuration{path}`, `{path}/.well-known/openid-configuration`;
 //!   without one: the two well-known names at the root. The document's `issuer` must be the
-//!   issuer we derived the URL from (RFC 8414 §3.3), compared as strings.
+//!   issuer we derived the URL from (RFC 8414 §3.3, OpenID Connect Discovery §4.3), compared
+//!   as strings, on every path: the 2025-03-26 one below included.
 //! - 2025-03-26 servers publish no protected-resource metadata: the MCP server's origin is the
-//!   authorization server, and without its metadata the endpoints default to `/authorize`,
-//!   `/token` and `/register` there.
+//!   authorization server (its issuer is the origin), and without its metadata the endpoints
+//!   default to `/authorize`, `/token` and `/register` there.
 
 use http::Uri;
 use serde::{Deserialize, Serialize};
@@ -186,20 +187,13 @@ pub(crate) async fn discover(
     let issuer_uri: Uri = issuer
         .parse()
         .map_err(|e| Error::Auth(format!("bad authorization server `{issuer}`: {e}")))?;
-    let metadata = fetch_server_metadata(http, &issuer_uri)
+    let metadata = fetch_server_metadata(http, &issuer, &issuer_uri)
         .await?
         .ok_or_else(|| {
             Error::Auth(format!(
                 "authorization server `{issuer}` publishes no metadata"
             ))
         })?;
-    if metadata.issuer != issuer {
-        return Err(Error::Auth(format!(
-            "the metadata of `{issuer}` names the issuer `{}` (RFC 8414 §3.3: they must be \
-             identical)",
-            metadata.issuer
-        )));
-    }
     Ok(Discovery {
         resource_indicator: prm.resource.clone(),
         resource: Some(prm),
@@ -208,21 +202,42 @@ pub(crate) async fn discover(
     })
 }
 
-/// The first metadata document found for `issuer`.
+/// The first metadata document found for `issuer`, whose own `issuer` must be `issuer`
+/// exactly: RFC 8414 §3.3 for the OAuth well-known name, OpenID Connect Discovery §4.3 for
+/// `openid-configuration`. A document that names another issuer is refused (not skipped): the
+/// server at that URL answered, and what it answered is a lie or a misconfiguration.
 pub(crate) async fn fetch_server_metadata(
     http: &AuthHttp,
-    issuer: &Uri,
+    issuer: &str,
+    issuer_uri: &Uri,
 ) -> Result<Option<AuthorizationServerMetadata>, Error> {
-    for url in authorization_server_metadata_urls(issuer) {
-        let uri = resolve(issuer, &url)?;
+    for url in authorization_server_metadata_urls(issuer_uri) {
+        let uri = resolve(issuer_uri, &url)?;
         if let Some(doc) = http.get_json(&uri).await? {
             let parsed: AuthorizationServerMetadata = serde_json::from_value(doc).map_err(|e| {
                 Error::Auth(format!("bad authorization server metadata at `{uri}`: {e}"))
             })?;
+            check_issuer(issuer, &uri, &parsed)?;
             return Ok(Some(parsed));
         }
     }
     Ok(None)
+}
+
+/// RFC 8414 §3.3: the metadata's `issuer` is identical to the issuer it was fetched for.
+fn check_issuer(
+    expected: &str,
+    at: &Uri,
+    metadata: &AuthorizationServerMetadata,
+) -> Result<(), Error> {
+    if metadata.issuer == expected {
+        return Ok(());
+    }
+    Err(Error::Auth(format!(
+        "the authorization server metadata at `{at}` names the issuer `{}`, but it was fetched \
+         for the issuer `{expected}` (RFC 8414 §3.3: they must be identical); refusing it",
+        metadata.issuer
+    )))
 }
 
 /// 2025-03-26: the MCP server's origin is the authorization server.
@@ -231,7 +246,9 @@ async fn discover_legacy(http: &AuthHttp, server: &Uri) -> Result<Discovery, Err
     let root: Uri = base
         .parse()
         .map_err(|e| Error::Auth(format!("bad server URL `{server}`: {e}")))?;
-    let metadata = match fetch_server_metadata(http, &root).await? {
+    // The origin is the issuer here, so a document naming another one is refused like on
+    // the other paths: it would pick the registration endpoint and the token store's key.
+    let metadata = match fetch_server_metadata(http, &base, &root).await? {
         Some(m) => m,
         None => AuthorizationServerMetadata {
             issuer: base.clone(),

@@ -124,6 +124,10 @@ pub struct OAuthOptions {
     pub store: Arc<dyn TokenStore>,
     /// Extra root certificates (DER) for https endpoints.
     pub extra_root_certificates: Vec<Vec<u8>>,
+    /// When every request of the flow must have ended (`None`: 30 s each, no overall bound).
+    /// A CLI sets it from its `--timeout`, so one deadline bounds discovery, registration and
+    /// the token exchange; give the user step the same one (`BrowserAuthorizer::with_deadline`).
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl std::fmt::Debug for OAuthOptions {
@@ -156,6 +160,7 @@ impl OAuthOptions {
             authorizer: None,
             store: Arc::new(MemoryStore::new()),
             extra_root_certificates: Vec::new(),
+            deadline: None,
         }
     }
 }
@@ -184,7 +189,17 @@ pub struct OAuthClient {
     current: tokio::sync::Mutex<Option<Current>>,
     /// Step-ups that asked again for scopes already asked for.
     futile: std::sync::atomic::AtomicUsize,
+    /// Flows that have ended, and how and when the last one failed: a request that waited
+    /// for a flow to end, or that comes right after one failed ([`SHARED_FAILURE`]), shares
+    /// its failure rather than starting another (a second browser window for a login whose
+    /// token endpoint never answered).
+    flows: std::sync::atomic::AtomicU64,
+    last_failure: std::sync::Mutex<Option<(Error, std::time::Instant)>>,
 }
+
+/// How long a failed flow answers the requests that follow it: the requests queued behind
+/// it (the handshake after a timed-out probe) are sent the moment it ends.
+const SHARED_FAILURE: Duration = Duration::from_secs(2);
 
 impl std::fmt::Debug for OAuthClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -199,10 +214,10 @@ impl OAuthClient {
     pub fn new(options: OAuthOptions) -> Result<Self, Error> {
         check_authorization_url(&options.redirect_uri)
             .map_err(|e| Error::InvalidArgument(format!("redirect_uri: {e}")))?;
-        let http = Arc::new(AuthHttp::new(
-            options.targets.clone(),
-            &options.extra_root_certificates,
-        )?);
+        let http = Arc::new(
+            AuthHttp::new(options.targets.clone(), &options.extra_root_certificates)?
+                .with_deadline(options.deadline),
+        );
         let authorizer = options.authorizer.clone().unwrap_or_else(|| {
             Arc::new(HeadlessAuthorizer::new(
                 http.clone(),
@@ -215,6 +230,8 @@ impl OAuthClient {
             authorizer,
             current: tokio::sync::Mutex::new(None),
             futile: std::sync::atomic::AtomicUsize::new(0),
+            flows: std::sync::atomic::AtomicU64::new(0),
+            last_failure: std::sync::Mutex::new(None),
         })
     }
 
@@ -592,7 +609,18 @@ impl AuthProvider for OAuthClient {
 
     fn challenged<'a>(&'a self, challenge: &'a Challenge) -> BoxFuture<'a, Result<(), Error>> {
         Box::pin(async move {
+            use std::sync::atomic::Ordering;
+            let flows_before = self.flows.load(Ordering::SeqCst);
             let mut guard = self.current.lock().await;
+            let waited_for_one = self.flows.load(Ordering::SeqCst) != flows_before;
+            if let Ok(last) = self.last_failure.lock()
+                && let Some((e, at)) = last.as_ref()
+                && (waited_for_one || at.elapsed() < SHARED_FAILURE)
+            {
+                // The flow this request waited for, or just missed, failed: that is its
+                // answer too.
+                return Err(e.clone());
+            }
             let held = guard.as_ref().map(|c| c.tokens.access_token.clone());
             if held.is_some() && held != challenge.token {
                 // Another request already earned a newer token: just retry with it.
@@ -605,7 +633,6 @@ impl AuthProvider for OAuthClient {
                 .unwrap_or_default();
             let insufficient = bearer.insufficient_scope();
             if insufficient && let Some(current) = guard.as_ref() {
-                use std::sync::atomic::Ordering;
                 let wanted = bearer.scopes();
                 if wanted.iter().all(|s| current.requested.contains(s)) {
                     // Asked for already and still refused: the server will not grant them.
@@ -632,8 +659,15 @@ impl AuthProvider for OAuthClient {
                     }
                 }
             }
-            let next = self.authorize(challenge, guard.as_ref()).await?;
-            *guard = Some(next);
+            let outcome = self.authorize(challenge, guard.as_ref()).await;
+            if let Ok(mut last) = self.last_failure.lock() {
+                *last = outcome
+                    .as_ref()
+                    .err()
+                    .map(|e| (e.clone(), std::time::Instant::now()));
+            }
+            self.flows.fetch_add(1, Ordering::SeqCst);
+            *guard = Some(outcome?);
             Ok(())
         })
     }

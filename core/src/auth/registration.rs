@@ -67,9 +67,13 @@ pub(crate) async fn register(
         return Err(Error::Auth(format!(
             "dynamic client registration at `{endpoint}` failed (HTTP {}): {}",
             answer.status,
-            doc.get("error")
-                .and_then(Value::as_str)
-                .unwrap_or("no error code")
+            crate::sanitize::clean(
+                doc.get("error")
+                    .and_then(Value::as_str)
+                    .unwrap_or("no error code"),
+                false,
+                100
+            )
         )));
     }
     let client_id = doc

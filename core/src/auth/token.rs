@@ -231,8 +231,8 @@ impl TokenRequest<'_> {
             return Err(Error::Auth(format!(
                 "the token endpoint refused (HTTP {}): {} {}",
                 answer.status,
-                error.as_deref().unwrap_or("no error code"),
-                description.chars().take(200).collect::<String>()
+                crate::sanitize::clean(error.as_deref().unwrap_or("no error code"), false, 100),
+                crate::sanitize::clean(description, false, 200)
             )));
         }
         let access_token = body
@@ -246,14 +246,24 @@ impl TokenRequest<'_> {
                 "the access token holds characters a header cannot carry".into(),
             ));
         }
-        let token_type = body
-            .get("token_type")
-            .and_then(|t| t.as_str())
-            .unwrap_or("Bearer");
-        if !token_type.eq_ignore_ascii_case("bearer") {
-            return Err(Error::Auth(format!(
-                "unsupported token type `{token_type}` (Bearer only)"
-            )));
+        // RFC 6749 §5.1 makes `token_type` required; a token of another type (or of no
+        // stated type) would be sent as a bearer token it is not, so nothing is kept.
+        match body.get("token_type").and_then(|t| t.as_str()) {
+            Some(t) if t.eq_ignore_ascii_case("bearer") => {}
+            Some(t) => {
+                return Err(Error::Auth(format!(
+                    "the token endpoint issued a token of type `{}`; only Bearer tokens are \
+                     supported, so it was not stored",
+                    crate::sanitize::clean(t, false, 64)
+                )));
+            }
+            None => {
+                return Err(Error::Auth(
+                    "the token response has no `token_type` (RFC 6749 §5.1 requires it; \
+                     Bearer expected), so it was not stored"
+                        .into(),
+                ));
+            }
         }
         let expires_at = body
             .get("expires_in")

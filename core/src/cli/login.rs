@@ -5,8 +5,16 @@
 //! ([`BrowserAuthorizer`]). The registration and tokens land in a [`FileStore`] (0600 files);
 //! `tools` and `call` then use and refresh them, and never open a browser on their own: a
 //! server that needs a new authorization tells the user to log in again.
+//!
+//! One deadline bounds a login (`--timeout`, else [`LOGIN_TIME`]): discovery, registration,
+//! the wait for the browser and the token exchange all end by then, each request's own limit
+//! capped by what remains, so a silent or trickling endpoint cannot hold the terminal.
 
-use std::{path::PathBuf, sync::Arc, time::Duration};
+use std::{
+    path::PathBuf,
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use futures::future::BoxFuture;
 
@@ -18,11 +26,14 @@ use crate::{
         TargetPolicy,
     },
     host::{AuthFactory, Config, Host, HostOptions, ServerSpec, TransportSpec},
+    sanitize,
 };
 
 /// The loopback port of the redirect when `--callback-port` is not given. Fixed, so that a
 /// dynamic registration made at one login still matches the redirect URI of the next.
 pub(super) const DEFAULT_CALLBACK_PORT: u16 = 33418;
+/// How long a login may take without `--timeout`: the person needs time in the browser.
+pub(super) const LOGIN_TIME: Duration = Duration::from_secs(300);
 
 /// Where registrations and tokens are kept: `--auth-dir`, `$OXMCP_AUTH_DIR`,
 /// `$XDG_CONFIG_HOME/oxmcp/auth`, or `~/.config/oxmcp/auth`.
@@ -57,7 +68,12 @@ impl Authorizer for LoginRequired {
 
 /// Authorization for the config's `url` servers, with tokens from the store. `browser` is the
 /// user step of `login`; without it a needed authorization fails with [`LoginRequired`].
-pub(super) fn factory(args: &Args, browser: Option<Arc<BrowserAuthorizer>>) -> AuthFactory {
+/// Every OAuth request ends by `deadline`.
+pub(super) fn factory(
+    args: &Args,
+    browser: Option<Arc<BrowserAuthorizer>>,
+    deadline: Option<Instant>,
+) -> AuthFactory {
     let dir = auth_dir(args);
     let port = args.callback_port.unwrap_or(DEFAULT_CALLBACK_PORT);
     let redirect = browser.as_ref().map_or_else(
@@ -68,6 +84,7 @@ pub(super) fn factory(args: &Args, browser: Option<Arc<BrowserAuthorizer>>) -> A
     Arc::new(move |spec: &ServerSpec| {
         let mut options = OAuthOptions::new("oxmcp", redirect.clone());
         options.store = Arc::new(FileStore::new(dir.clone())?);
+        options.deadline = deadline;
         options.targets = if allow_loopback {
             TargetPolicy::public_only().allow_loopback()
         } else {
@@ -110,20 +127,24 @@ pub(super) async fn login(
             return 2;
         }
     };
-    // The user gets as long as --timeout says, 5 minutes by default.
-    let wait = if args.timeout_given {
-        args.timeout
-    } else {
-        Duration::from_secs(300)
-    };
-    let name = server.clone();
-    let browser = Arc::new(browser.with_timeout(wait).with_notice(Arc::new(move |url| {
-        eprintln!(
-            "oxmcp: opening your browser to authorize `{name}`; if it does not open, visit:\n  {url}"
-        );
-    })));
-    options.auth = Some(factory(args, Some(browser)));
-    options.connect_timeout = wait + Duration::from_secs(30);
+    // The whole login ends by --timeout, 5 minutes by default.
+    let deadline = args.deadline.unwrap_or_else(|| Instant::now() + LOGIN_TIME);
+    let wait = deadline.saturating_duration_since(Instant::now());
+    let name = sanitize::line(server).into_owned();
+    let browser = Arc::new(
+        browser
+            .with_timeout(wait)
+            .with_deadline(deadline)
+            .with_notice(Arc::new(move |url| {
+                eprintln!(
+                    "oxmcp: opening your browser to authorize `{name}`; if it does not open, \
+                     visit:\n  {}",
+                    sanitize::line(url)
+                );
+            })),
+    );
+    options.auth = Some(factory(args, Some(browser), Some(deadline)));
+    options.connect_timeout = wait;
     options.restart = false;
     let host = Host::start(
         Config {
@@ -138,15 +159,21 @@ pub(super) async fn login(
     match status.into_iter().next() {
         Some(s) if s.state == "connected" => {
             eprintln!(
-                "oxmcp: logged in to `{server}` (tokens kept in {})",
+                "oxmcp: logged in to `{}` (tokens kept in {})",
+                sanitize::line(server),
                 auth_dir(args).display()
             );
             0
         }
         Some(s) => {
             eprintln!(
-                "oxmcp: login to `{server}` failed: {}",
-                s.error.unwrap_or_default()
+                "oxmcp: login to `{}` failed: {}",
+                sanitize::line(server),
+                sanitize::clean(
+                    s.error.as_deref().unwrap_or_default(),
+                    true,
+                    sanitize::BLOCK_CAP
+                )
             );
             4
         }

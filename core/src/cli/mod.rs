@@ -6,28 +6,39 @@
 //! oxmcp call    [--config mcp.json] SERVER TOOL ['{"city":"Beijing"}']
 //! oxmcp servers [--config mcp.json]
 //! oxmcp login   [--config mcp.json] SERVER
+//! oxmcp resources | read SERVER URI | prompts | prompt SERVER NAME [ARGS] | ping [SERVER]
 //! ```
 //!
 //! JSON goes to stdout, everything for the human (failed servers, progress, `--trace`) to
 //! stderr, so `oxmcp tools | jq` works while a server is down. Exit codes are documented in
 //! `--help`. Arguments are parsed by hand to keep the binary's dependencies those of the core.
+//! Whatever a peer chose (names, error texts, stderr tails, progress messages, trace lines)
+//! goes through [`crate::sanitize`] before it reaches the terminal, and the JSON on stdout
+//! through its [`crate::sanitize::json_writer`]: no peer writes escape sequences to the user's
+//! terminal. With `--timeout`, one deadline bounds the whole command.
 //!
 //! It lives in the library, not in `src/bin`, so that the Python wheel's console script and
 //! the npm package's `bin` run this same code through their native modules: one CLI, three
 //! ways to install it.
 
+mod help;
+mod inspect;
 mod login;
+mod ping;
+mod prompts;
+mod resources;
 
 use std::{
     io::{IsTerminal, Write},
     path::PathBuf,
     sync::{Arc, Mutex},
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use crate::{
-    ErrorKind,
+    Error, ErrorKind,
     host::{Config, Host, HostOptions, ServerSpec, TransportSpec},
+    sanitize,
     schema::{Namespace, Provider, TranslateOptions},
     session::RequestOptions,
     transport::tap::Direction,
@@ -42,6 +53,11 @@ USAGE:
   oxmcp call    [--config FILE] SERVER TOOL [ARGUMENTS_JSON]
   oxmcp servers [--config FILE]
   oxmcp login   [--config FILE] SERVER
+  oxmcp resources [--config FILE]
+  oxmcp read    [--config FILE] SERVER URI
+  oxmcp prompts [--config FILE]
+  oxmcp prompt  [--config FILE] SERVER NAME [ARGUMENTS_JSON]
+  oxmcp ping    [--config FILE] [SERVER]
 
   tools    print every server's tools as JSON, in FORMAT:
            openai (Chat Completions, default), responses, anthropic, gemini
@@ -52,6 +68,13 @@ USAGE:
   login    authorize with an OAuth-protected `url` server: your browser opens its sign-in
            page, the redirect comes back to 127.0.0.1, and the tokens are kept for the other
            commands (which refresh them, and ask you to log in again when they cannot)
+  resources
+           print every server's resources as JSON
+  read     print one resource's contents (resources/read) as JSON
+  prompts  print every server's prompts as JSON
+  prompt   get one prompt (prompts/get), its arguments a JSON object of strings
+  ping     ping every server (or SERVER) and print each round trip in milliseconds
+  `oxmcp COMMAND --help` says more about one command.
 
 OPTIONS:
   --config FILE     the config (Claude Desktop, Cursor, Claude Code .mcp.json or VS Code
@@ -59,8 +82,10 @@ OPTIONS:
   --format FORMAT   see above
   --no-strict       OpenAI/Responses: do not use strict mode
   --namespace MODE  always (server__tool, default), collision, never
-  --timeout SECS    per-server start and handshake timeout (default 30); for login, how
-                    long to wait for you in the browser (default 300)
+  --timeout SECS    the whole command's deadline: starting the servers, the handshake,
+                    the request, and for login discovery, registration, the browser and
+                    the token exchange (default: 30 per server start and the request's
+                    own 60, and 300 for a login)
   --auth-dir DIR    where tokens are kept (default $OXMCP_AUTH_DIR, else
                     $XDG_CONFIG_HOME/oxmcp/auth or ~/.config/oxmcp/auth; files are 0600)
   --callback-port N login: the loopback port of the redirect (default 33418)
@@ -85,8 +110,9 @@ struct Args {
     strict: bool,
     namespace: Namespace,
     timeout: Duration,
-    timeout_given: bool,
     trace: bool,
+    /// The whole command ends by then (`--timeout`); `None`: each step's own default.
+    deadline: Option<Instant>,
     auth_dir: Option<PathBuf>,
     callback_port: Option<u16>,
     allow_loopback: bool,
@@ -107,8 +133,8 @@ fn parse_args(argv: Vec<String>) -> Result<Args, u8> {
         strict: true,
         namespace: Namespace::Always,
         timeout: Duration::from_secs(30),
-        timeout_given: false,
         trace: false,
+        deadline: None,
         auth_dir: None,
         callback_port: None,
         allow_loopback: false,
@@ -121,7 +147,7 @@ fn parse_args(argv: Vec<String>) -> Result<Args, u8> {
         };
         match a.as_str() {
             "-h" | "--help" => {
-                print!("{HELP}");
+                print!("{}", help::command(&args.command).unwrap_or(HELP));
                 return Err(0);
             }
             "-V" | "--version" => {
@@ -151,7 +177,7 @@ fn parse_args(argv: Vec<String>) -> Result<Args, u8> {
                 match v.parse::<f64>() {
                     Ok(s) if s > 0.0 && s < 86_400.0 => {
                         args.timeout = Duration::from_secs_f64(s);
-                        args.timeout_given = true;
+                        args.deadline = Some(Instant::now() + args.timeout);
                     }
                     _ => return Err(usage(format!("--timeout `{v}` is not a number of seconds"))),
                 }
@@ -186,12 +212,17 @@ pub async fn run(argv: Vec<String>) -> u8 {
         Ok(a) => a,
         Err(code) => return code,
     };
-    if !["tools", "call", "servers", "login"].contains(&args.command.as_str()) {
+    if help::command(&args.command).is_none() {
         return usage(format!(
-            "unknown command `{}` (tools, call, servers, login)",
+            "unknown command `{}` (tools, call, servers, login, resources, read, prompts, \
+             prompt, ping)",
             args.command
         ));
     }
+    let inspect = match inspect::Inspect::parse(&args) {
+        Ok(i) => i,
+        Err(code) => return code,
+    };
     let format = args.format.clone();
     let provider = match format.as_str() {
         "mcp" => None,
@@ -216,7 +247,7 @@ pub async fn run(argv: Vec<String>) -> u8 {
             _ => return usage("`call` takes SERVER TOOL [ARGUMENTS_JSON]"),
         }
     } else {
-        if !args.positional.is_empty() && args.command != "login" {
+        if !args.positional.is_empty() && args.command != "login" && inspect.is_none() {
             return usage(format!("unexpected argument `{}`", args.positional[0]));
         }
         None
@@ -242,8 +273,9 @@ pub async fn run(argv: Vec<String>) -> u8 {
             let mut err = std::io::stderr().lock();
             let _ = writeln!(
                 err,
-                "[trace {server}] {arrow} {}",
-                String::from_utf8_lossy(bytes)
+                "[trace {}] {arrow} {}",
+                sanitize::line(server),
+                sanitize::clean(&String::from_utf8_lossy(bytes), false, TRACE_CAP)
             );
         }));
     }
@@ -256,10 +288,14 @@ pub async fn run(argv: Vec<String>) -> u8 {
         .iter()
         .any(|s| matches!(s.transport, TransportSpec::Http { .. }))
     {
-        options.auth = Some(login::factory(&args, None));
+        options.auth = Some(login::factory(&args, None, args.deadline));
+    }
+    if let Some(command) = inspect {
+        return command.run(&args, &path, config, options).await;
     }
     if args.command == "call" {
         // Only the named server is started: calling one tool should not wait for the others.
+        options.connect_timeout = remaining(&args, options.connect_timeout);
         let server = &args.positional[0];
         let spec = match one_server(&config, &path, server) {
             Ok(spec) => spec,
@@ -278,11 +314,13 @@ pub async fn run(argv: Vec<String>) -> u8 {
             server,
             &args.positional[1],
             call_args.unwrap_or_default(),
+            args.deadline,
         )
         .await;
         host.close().await;
         return code;
     }
+    options.connect_timeout = remaining(&args, options.connect_timeout);
     let host = Host::start(config, options).await;
     let failed = report_failures(&host).await;
     let code = match args.command.as_str() {
@@ -313,11 +351,16 @@ pub async fn run(argv: Vec<String>) -> u8 {
                         if let Some(e) = &r.error {
                             eprintln!(
                                 "oxmcp: tool `{}` of server `{}` left out: {e}",
-                                r.tool, r.server
+                                sanitize::line(&r.tool),
+                                sanitize::line(&r.server)
                             );
                         }
                         if let Some(why) = &r.fallback_reason {
-                            eprintln!("oxmcp: `{}`: sent with strict: false because {why}", r.name);
+                            eprintln!(
+                                "oxmcp: `{}`: sent with strict: false because {}",
+                                sanitize::line(&r.name),
+                                sanitize::line(why)
+                            );
                         }
                     }
                     print_json(&t.request_tools());
@@ -341,8 +384,53 @@ fn one_server(config: &Config, path: &std::path::Path, server: &str) -> Result<S
     } else {
         format!("is not in the config (servers: {})", known.join(", "))
     };
-    eprintln!("oxmcp: {}: server `{server}` {why}", path.display());
+    eprintln!(
+        "oxmcp: {}: server `{}` {}",
+        path.display(),
+        sanitize::line(server),
+        sanitize::line(&why)
+    );
     Err(3)
+}
+
+/// The longest `--trace` line shown; a longer frame is cut with `…`.
+const TRACE_CAP: usize = 64 * 1024;
+
+/// What is left of the command's deadline, or `default` without `--timeout`.
+fn remaining(args: &Args, default: Duration) -> Duration {
+    match args.deadline {
+        Some(d) => d.saturating_duration_since(Instant::now()),
+        None => default,
+    }
+}
+
+/// Runs one request of the command within what is left of its deadline.
+async fn within<T>(
+    args: &Args,
+    what: &str,
+    request: impl std::future::Future<Output = Result<T, Error>>,
+) -> Result<T, Error> {
+    let Some(deadline) = args.deadline else {
+        return request.await;
+    };
+    let left = deadline.saturating_duration_since(Instant::now());
+    tokio::time::timeout(left, request)
+        .await
+        .unwrap_or_else(|_| {
+            Err(Error::Timeout {
+                method: what.to_owned(),
+                after: args.timeout,
+            })
+        })
+}
+
+/// The exit code of a request that failed with `e` (see `--help`).
+fn exit_code(e: &Error) -> u8 {
+    match e.kind() {
+        ErrorKind::Spawn | ErrorKind::ConnectionClosed => 4,
+        ErrorKind::InvalidArgument => 2,
+        _ => 5,
+    }
 }
 
 async fn report_failures(host: &Host) -> bool {
@@ -350,20 +438,33 @@ async fn report_failures(host: &Host) -> bool {
     for s in host.status().await {
         if s.state == "failed" {
             failed = true;
+            let name = sanitize::line(&s.name);
             eprintln!(
-                "oxmcp: server `{}` failed: {}",
-                s.name,
-                s.error.unwrap_or_default()
+                "oxmcp: server `{name}` failed: {}",
+                sanitize::clean(
+                    s.error.as_deref().unwrap_or_default(),
+                    true,
+                    sanitize::BLOCK_CAP
+                )
             );
             if let Some(tail) = s.stderr {
-                eprintln!("--- `{}` stderr (tail) ---\n{}", s.name, tail.trim_end());
+                eprintln!(
+                    "--- `{name}` stderr (tail) ---\n{}",
+                    sanitize::block(tail.trim_end())
+                );
             }
         }
     }
     failed
 }
 
-async fn call(host: &Host, server: &str, tool: &str, arguments: Value) -> u8 {
+async fn call(
+    host: &Host,
+    server: &str,
+    tool: &str,
+    arguments: Value,
+    deadline: Option<Instant>,
+) -> u8 {
     if report_failures(host).await {
         return 4;
     }
@@ -377,6 +478,18 @@ async fn call(host: &Host, server: &str, tool: &str, arguments: Value) -> u8 {
         })),
         ..RequestOptions::default()
     };
+    // With `--timeout`, the call gets what is left of it, progress or not.
+    let options = match deadline {
+        Some(d) => {
+            let left = d.saturating_duration_since(Instant::now());
+            RequestOptions {
+                timeout: Some(left),
+                max_total_timeout: Some(left),
+                ..options
+            }
+        }
+        None => options,
+    };
     let result = host.call_tool_with(server, tool, arguments, options).await;
     if let Ok(b) = bar.lock() {
         b.finish();
@@ -385,26 +498,32 @@ async fn call(host: &Host, server: &str, tool: &str, arguments: Value) -> u8 {
         Ok(r) => {
             print_json(&json!(r));
             if r.is_error() {
-                eprintln!("oxmcp: `{tool}` returned an error: {}", r.text_content());
+                eprintln!(
+                    "oxmcp: `{}` returned an error: {}",
+                    sanitize::line(tool),
+                    sanitize::line(&r.text_content())
+                );
                 1
             } else {
                 0
             }
         }
         Err(e) => {
-            eprintln!("oxmcp: calling `{tool}` on `{server}` failed: {e}");
-            match e.kind() {
-                ErrorKind::Spawn | ErrorKind::ConnectionClosed => 4,
-                ErrorKind::InvalidArgument => 2,
-                _ => 5,
-            }
+            eprintln!(
+                "oxmcp: calling `{}` on `{}` failed: {e}",
+                sanitize::line(tool),
+                sanitize::line(server)
+            );
+            exit_code(&e)
         }
     }
 }
 
+/// Pretty JSON on stdout, exact, with what JSON leaves raw but a terminal acts on (DEL, C1,
+/// bidi) escaped too.
 fn print_json(v: &Value) {
     let mut out = std::io::stdout().lock();
-    let _ = serde_json::to_writer_pretty(&mut out, v);
+    let _ = sanitize::json_writer(&mut out, v);
     let _ = writeln!(out);
 }
 
@@ -417,6 +536,10 @@ struct Progress {
 impl Progress {
     fn draw(&mut self, progress: f64, total: Option<f64>, message: Option<&str>) {
         let tty = std::io::stderr().is_terminal();
+        // The server's message: one line, short, nothing that moves the cursor.
+        let shown = message
+            .map(|m| format!(" {}", sanitize::clean(m, false, 200)))
+            .unwrap_or_default();
         let line = match total.filter(|t| *t > 0.0) {
             Some(total) => {
                 let frac = (progress / total).clamp(0.0, 1.0);
@@ -426,13 +549,10 @@ impl Progress {
                     "#".repeat(filled),
                     "-".repeat(30 - filled),
                     frac * 100.0,
-                    message.map(|m| format!(" {m}")).unwrap_or_default()
+                    shown
                 )
             }
-            None => format!(
-                "progress {progress}{}",
-                message.map(|m| format!(" {m}")).unwrap_or_default()
-            ),
+            None => format!("progress {progress}{shown}"),
         };
         let mut err = std::io::stderr().lock();
         let _ = if tty {

@@ -190,6 +190,9 @@ impl Session {
     }
 
     fn log_dropped(&self, what: &str) {
+        // `what` quotes the peer (its error, a parse error's context): a log line is a
+        // terminal too.
+        let what = crate::sanitize::line(what);
         if let Some(suppressed) = self.inner.dropped_log.lock().admit() {
             if suppressed > 0 {
                 tracing::warn!(target: "oxmcp", "{what} ({suppressed} similar messages suppressed)");

@@ -752,6 +752,7 @@ async fn drain_stderr(
                 ring.push(&buf[..n]);
                 if tracing::enabled!(target: "oxmcp::stderr", tracing::Level::DEBUG) {
                     for line in String::from_utf8_lossy(&buf[..n]).lines() {
+                        let line = crate::sanitize::line(line);
                         tracing::debug!(target: "oxmcp::stderr", server = %command, "{line}");
                     }
                 }
