@@ -21,8 +21,8 @@
 //! the npm package's `bin` run this same code through their native modules: one CLI, three
 //! ways to install it.
 
+mod features;
 mod help;
-mod inspect;
 mod login;
 mod ping;
 mod prompts;
@@ -219,7 +219,7 @@ pub async fn run(argv: Vec<String>) -> u8 {
             args.command
         ));
     }
-    let inspect = match inspect::Inspect::parse(&args) {
+    let feature = match features::FeatureCommand::parse(&args) {
         Ok(i) => i,
         Err(code) => return code,
     };
@@ -247,7 +247,7 @@ pub async fn run(argv: Vec<String>) -> u8 {
             _ => return usage("`call` takes SERVER TOOL [ARGUMENTS_JSON]"),
         }
     } else {
-        if !args.positional.is_empty() && args.command != "login" && inspect.is_none() {
+        if !args.positional.is_empty() && args.command != "login" && feature.is_none() {
             return usage(format!("unexpected argument `{}`", args.positional[0]));
         }
         None
@@ -290,7 +290,7 @@ pub async fn run(argv: Vec<String>) -> u8 {
     {
         options.auth = Some(login::factory(&args, None, args.deadline));
     }
-    if let Some(command) = inspect {
+    if let Some(command) = feature {
         return command.run(&args, &path, config, options).await;
     }
     if args.command == "call" {
