@@ -226,10 +226,11 @@ async fn scripted_text_model(request: ModelRequest) -> oxmcp::Result<Value> {
     };
     if request.step == 1 {
         let system = request.messages.first().map(text_of).unwrap_or_default();
+        // The list is the `<tools>` block on lines of its own (the intro names the tags too).
         let listed = system
-            .split("<tools>")
+            .split("\n<tools>\n")
             .nth(1)
-            .and_then(|rest| rest.split("</tools>").next())
+            .and_then(|rest| rest.split("\n</tools>").next())
             .unwrap_or_default();
         let mut reply = String::from("我来查一下北京的天气。\n");
         for line in listed.lines() {
