@@ -283,8 +283,9 @@ class PromptTranslation(Translation):
         for call, result in outcomes:
             if isinstance(result, str):
                 result = {"content": [{"type": "text", "text": result}], "isError": True}
-            name = call.get("name") or call.get("tool") or ""
-            items.append({"id": call.get("id"), "name": name, "result": _plain(result)})
+            fields = cast("Mapping[str, Any]", call)
+            name = fields.get("name") or fields.get("tool") or ""
+            items.append({"id": fields.get("id"), "name": name, "result": _plain(result)})
         return cast("list[dict[str, Any]]", _native.result_messages_for(self.provider, items))
 
     def history(self, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
