@@ -91,7 +91,7 @@ async fn a_text_only_model_answers_through_the_weather_server() {
         t.calls[1]
     );
 
-    let seen = seen.lock().unwrap();
+    let seen = seen.lock().unwrap().clone();
     // The tools reach the model as text only, appended to its own system message.
     let system = seen[0].tools.as_str().unwrap().to_owned();
     assert!(system.contains("<tools>") && system.contains("weather__get_weather"));

@@ -266,7 +266,7 @@ fn the_stream_gives_the_same_calls_at_every_split_point() {
                 seed ^= seed << 13;
                 seed ^= seed >> 7;
                 seed ^= seed << 17;
-                if seed % 4 == 0 {
+                if seed.is_multiple_of(4) {
                     cuts.push(p);
                 }
             }

@@ -19,14 +19,15 @@ text and reads the calls back out of the reply text:
 >>> messages = [{"role": "system", "content": t.system}, {"role": "user", "content": q}]
 >>> reply = ...                                        # the model's text
 >>> for call in t.calls(reply):                        # routed calls, or {"error": ...}
-...     result = ... if "error" in call else await session.call_tool(call["tool"], call["arguments"])
+...     if "error" not in call:
+...         result = await session.call_tool(call["tool"], call["arguments"])
 >>> messages += t.results([(call, result)])            # <tool_response> text in a user turn
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal, TypedDict, cast
+from typing import Any, Literal, TypedDict, cast, final
 
 from typing_extensions import NotRequired
 
@@ -134,6 +135,7 @@ class ToolCall(TypedDict):
     error: str | None
 
 
+@final
 class PromptCall(TypedDict):
     """A call read out of a reply, routed: ``server`` only when names are namespaced. ``id``
     is ``call_<n>`` (the text formats carry none)."""
@@ -145,6 +147,7 @@ class PromptCall(TypedDict):
     arguments: dict[str, Any]
 
 
+@final
 class PromptError(TypedDict):
     """A call the model got wrong: ``error`` is the text to send back as its result (fixed
     wording, naming the tool and the problem)."""
@@ -291,10 +294,11 @@ class PromptTranslation(Translation):
     def history(self, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """An OpenAI-shaped conversation rewritten into the format: ``tool_calls`` as call
         text, ``tool`` messages as one ``user`` message of results."""
-        return cast(
-            "list[dict[str, Any]]",
-            _native.prompt_history(self.format, [dict(m) for m in messages]),
-        )
+        # Anything but a list goes through as is: the native side names the mistake.
+        items: Any = messages
+        if isinstance(messages, list | tuple):
+            items = [dict(m) if isinstance(m, Mapping) else m for m in messages]
+        return cast("list[dict[str, Any]]", _native.prompt_history(self.format, items))
 
     def __repr__(self) -> str:
         return f"<PromptTranslation {self.format}: {len(self.reports)} tools>"
