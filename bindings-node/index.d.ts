@@ -437,7 +437,8 @@ export interface ToolOutcome { call: ToolCallInput; result: CallToolResult }
 export type ToolsInput = Tool[] | Record<string, Tool[]>;
 
 export class Translation<P extends Provider = Provider> {
-  private constructor();
+  /** Made by `translate.*` and `host.translate` only (protected so PromptTranslation extends it). */
+  protected constructor();
   readonly provider: P;
   /** The API request's `tools` value. */
   readonly tools: ProviderTools[P][];
