@@ -11,9 +11,13 @@
 //!   without one: the two well-known names at the root. The document's `issuer` must be the
 //!   issuer we derived the URL from (RFC 8414 §3.3, OpenID Connect Discovery §4.3), compared
 //!   as strings, on every path: the 2025-03-26 one below included.
-//! - 2025-03-26 servers publish no protected-resource metadata: the MCP server's origin is the
-//!   authorization server (its issuer is the origin), and without its metadata the endpoints
-//!   default to `/authorize`, `/token` and `/register` there.
+//! - 2025-03-26 servers publish no protected-resource metadata: the MCP server's origin hosts
+//!   the authorization server's metadata, and without it the endpoints default to
+//!   `/authorize`, `/token` and `/register` there. No issuer was named to the client on this
+//!   path, so the one it checks against is the origin the URL was built from: the document's
+//!   `issuer` must be on that origin (scheme, host and port), with a path or without. The
+//!   official conformance suite's back-compat server names `{origin}/oauth`, which is honest;
+//!   `https://evil.example` is not, and is refused before anything is registered.
 
 use http::Uri;
 use serde::{Deserialize, Serialize};
@@ -187,7 +191,7 @@ pub(crate) async fn discover(
     let issuer_uri: Uri = issuer
         .parse()
         .map_err(|e| Error::Auth(format!("bad authorization server `{issuer}`: {e}")))?;
-    let metadata = fetch_server_metadata(http, &issuer, &issuer_uri)
+    let metadata = fetch_server_metadata(http, Expected::Issuer(&issuer), &issuer_uri)
         .await?
         .ok_or_else(|| {
             Error::Auth(format!(
@@ -208,7 +212,7 @@ pub(crate) async fn discover(
 /// server at that URL answered, and what it answered is a lie or a misconfiguration.
 pub(crate) async fn fetch_server_metadata(
     http: &AuthHttp,
-    issuer: &str,
+    expected: Expected<'_>,
     issuer_uri: &Uri,
 ) -> Result<Option<AuthorizationServerMetadata>, Error> {
     for url in authorization_server_metadata_urls(issuer_uri) {
@@ -217,27 +221,58 @@ pub(crate) async fn fetch_server_metadata(
             let parsed: AuthorizationServerMetadata = serde_json::from_value(doc).map_err(|e| {
                 Error::Auth(format!("bad authorization server metadata at `{uri}`: {e}"))
             })?;
-            check_issuer(issuer, &uri, &parsed)?;
+            check_issuer(expected, &uri, &parsed)?;
             return Ok(Some(parsed));
         }
     }
     Ok(None)
 }
 
-/// RFC 8414 §3.3: the metadata's `issuer` is identical to the issuer it was fetched for.
+/// What the metadata's `issuer` is checked against.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Expected<'a> {
+    /// The issuer the URL was built from (RFC 8414 §3.3): identical, as strings.
+    Issuer(&'a str),
+    /// The 2025-03-26 path, where the client was named no issuer: the origin the URL was
+    /// built from (`scheme://authority`); the issuer must be on it.
+    Origin(&'a str),
+}
+
+/// The metadata's `issuer` is the one it was fetched for ([`Expected`]).
 fn check_issuer(
-    expected: &str,
+    expected: Expected<'_>,
     at: &Uri,
     metadata: &AuthorizationServerMetadata,
 ) -> Result<(), Error> {
-    if metadata.issuer == expected {
-        return Ok(());
+    let issuer = metadata.issuer.as_str();
+    match expected {
+        Expected::Issuer(want) if issuer == want => Ok(()),
+        Expected::Issuer(want) => Err(Error::Auth(format!(
+            "the authorization server metadata at `{at}` names the issuer `{issuer}`, but it was \
+             fetched for the issuer `{want}` (RFC 8414 §3.3: they must be identical); refusing it"
+        ))),
+        Expected::Origin(origin) if on_origin(issuer, origin) => Ok(()),
+        Expected::Origin(origin) => Err(Error::Auth(format!(
+            "the authorization server metadata at `{at}` names the issuer `{issuer}`, which is \
+             not on the server's origin `{origin}` it was fetched from (RFC 8414 §3.3); \
+             refusing it"
+        ))),
     }
-    Err(Error::Auth(format!(
-        "the authorization server metadata at `{at}` names the issuer `{}`, but it was fetched \
-         for the issuer `{expected}` (RFC 8414 §3.3: they must be identical); refusing it",
-        metadata.issuer
-    )))
+}
+
+/// `issuer` is an https-or-http URL on `origin` (same scheme, host and port, compared
+/// case-insensitively), with no query or fragment (RFC 8414 §2).
+fn on_origin(issuer: &str, origin: &str) -> bool {
+    let Ok(uri) = issuer.parse::<Uri>() else {
+        return false;
+    };
+    if uri.scheme().is_none() || uri.authority().is_none() || uri.query().is_some() {
+        return false;
+    }
+    if issuer.contains('#') {
+        return false;
+    }
+    origin_of(&uri).eq_ignore_ascii_case(origin)
 }
 
 /// 2025-03-26: the MCP server's origin is the authorization server.
@@ -246,9 +281,9 @@ async fn discover_legacy(http: &AuthHttp, server: &Uri) -> Result<Discovery, Err
     let root: Uri = base
         .parse()
         .map_err(|e| Error::Auth(format!("bad server URL `{server}`: {e}")))?;
-    // The origin is the issuer here, so a document naming another one is refused like on
-    // the other paths: it would pick the registration endpoint and the token store's key.
-    let metadata = match fetch_server_metadata(http, &base, &root).await? {
+    // No issuer was named to us: the document must name one on this origin, or it would
+    // pick the registration endpoint, the expected `iss` and the token store's key.
+    let metadata = match fetch_server_metadata(http, Expected::Origin(&base), &root).await? {
         Some(m) => m,
         None => AuthorizationServerMetadata {
             issuer: base.clone(),
@@ -272,6 +307,32 @@ mod tests {
 
     fn u(s: &str) -> Uri {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn a_legacy_issuer_must_be_on_the_servers_origin() {
+        let origin = "http://localhost:8080";
+        for honest in [
+            "http://localhost:8080",
+            "http://localhost:8080/",
+            "http://localhost:8080/oauth",
+            "HTTP://LOCALHOST:8080/tenant/a",
+        ] {
+            assert!(on_origin(honest, origin), "{honest}");
+        }
+        for foreign in [
+            "https://evil.example",
+            "https://localhost:8080",
+            "http://localhost:8081",
+            "http://localhost:8080.evil.example",
+            "http://user@localhost:8080",
+            "http://localhost:8080/oauth?x=1",
+            "http://localhost:8080/oauth#f",
+            "/oauth",
+            "",
+        ] {
+            assert!(!on_origin(foreign, origin), "{foreign}");
+        }
     }
 
     #[test]

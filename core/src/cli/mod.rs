@@ -2,7 +2,7 @@
 //! provider's format, and call one from the shell.
 //!
 //! ```text
-//! oxmcp tools   [--config mcp.json] [--format openai|responses|anthropic|gemini|gemini-openapi|langchain|mcp]
+//! oxmcp tools   [--config mcp.json] [--format openai|responses|anthropic|gemini|gemini-openapi|langchain|mcp|prompt[:FORMAT]]
 //! oxmcp call    [--config mcp.json] SERVER TOOL ['{"city":"Beijing"}']
 //! oxmcp servers [--config mcp.json]
 //! oxmcp login   [--config mcp.json] SERVER
@@ -21,8 +21,8 @@
 //! the npm package's `bin` run this same code through their native modules: one CLI, three
 //! ways to install it.
 
+mod features;
 mod help;
-mod inspect;
 mod login;
 mod ping;
 mod prompts;
@@ -61,7 +61,9 @@ USAGE:
 
   tools    print every server's tools as JSON, in FORMAT:
            openai (Chat Completions, default), responses, anthropic, gemini
-           (parametersJsonSchema), gemini-openapi (legacy parameters), langchain, mcp
+           (parametersJsonSchema), gemini-openapi (legacy parameters), langchain, mcp;
+           or prompt[:hermes|json|react|xml]: the system-prompt text for a model without
+           function calling (plain text, not JSON)
   call     call TOOL on SERVER with a JSON object of arguments; print the result as JSON,
            with a progress bar on stderr when the server reports progress
   servers  print each server's state (connected, failed with its stderr tail, disabled)
@@ -219,7 +221,7 @@ pub async fn run(argv: Vec<String>) -> u8 {
             args.command
         ));
     }
-    let inspect = match inspect::Inspect::parse(&args) {
+    let feature = match features::FeatureCommand::parse(&args) {
         Ok(i) => i,
         Err(code) => return code,
     };
@@ -247,7 +249,7 @@ pub async fn run(argv: Vec<String>) -> u8 {
             _ => return usage("`call` takes SERVER TOOL [ARGUMENTS_JSON]"),
         }
     } else {
-        if !args.positional.is_empty() && args.command != "login" && inspect.is_none() {
+        if !args.positional.is_empty() && args.command != "login" && feature.is_none() {
             return usage(format!("unexpected argument `{}`", args.positional[0]));
         }
         None
@@ -290,7 +292,7 @@ pub async fn run(argv: Vec<String>) -> u8 {
     {
         options.auth = Some(login::factory(&args, None, args.deadline));
     }
-    if let Some(command) = inspect {
+    if let Some(command) = feature {
         return command.run(&args, &path, config, options).await;
     }
     if args.command == "call" {
@@ -363,7 +365,13 @@ pub async fn run(argv: Vec<String>) -> u8 {
                             );
                         }
                     }
-                    print_json(&t.request_tools());
+                    match t.system_text() {
+                        // The prompt provider's text is printed to paste or pipe. It quotes
+                        // the servers' names and descriptions, so, being text and not JSON,
+                        // it goes through the sanitizer; its newlines are the format's own.
+                        Some(text) => println!("{}", sanitize::clean(&text, true, usize::MAX)),
+                        None => print_json(&t.request_tools()),
+                    }
                 }
             }
             0

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::{
     Args,
-    inspect::{start_all, start_one},
+    features::{start_all, start_one},
     print_json, within,
 };
 use crate::{

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::{
     Args,
-    inspect::{failed, start_all, start_one},
+    features::{failed, start_all, start_one},
     print_json, within,
 };
 use crate::host::{Config, HostOptions};

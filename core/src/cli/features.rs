@@ -1,4 +1,4 @@
-//! The commands that look at one side of the servers other than tools: `resources`, `read`,
+//! The commands on a server's features other than tools: `resources`, `read`,
 //! `prompts`, `prompt` and `ping`. Their arguments are checked here before any server starts
 //! (exit 2 for a bad command line), then each runs in its own module.
 
@@ -12,8 +12,9 @@ use crate::{
     sanitize,
 };
 
-/// One of the inspecting commands, its arguments parsed.
-pub(super) enum Inspect {
+/// One of the commands on the non-tool features (resources, prompts, ping), its arguments
+/// parsed.
+pub(super) enum FeatureCommand {
     /// `oxmcp resources`
     Resources,
     /// `oxmcp read SERVER URI`
@@ -30,33 +31,33 @@ pub(super) enum Inspect {
     Ping { server: Option<String> },
 }
 
-impl Inspect {
+impl FeatureCommand {
     /// `Ok(None)`: another command. `Err(2)`: a bad command line, already explained.
-    pub(super) fn parse(args: &Args) -> Result<Option<Inspect>, u8> {
+    pub(super) fn parse(args: &Args) -> Result<Option<FeatureCommand>, u8> {
         let p = args.positional.as_slice();
         Ok(Some(match args.command.as_str() {
             "resources" => match p {
-                [] => Inspect::Resources,
+                [] => FeatureCommand::Resources,
                 _ => return Err(usage("`resources` takes no arguments")),
             },
             "read" => match p {
-                [server, uri] => Inspect::Read {
+                [server, uri] => FeatureCommand::Read {
                     server: server.clone(),
                     uri: uri.clone(),
                 },
                 _ => return Err(usage("`read` takes SERVER URI")),
             },
             "prompts" => match p {
-                [] => Inspect::Prompts,
+                [] => FeatureCommand::Prompts,
                 _ => return Err(usage("`prompts` takes no arguments")),
             },
             "prompt" => match p {
-                [server, name] => Inspect::Prompt {
+                [server, name] => FeatureCommand::Prompt {
                     server: server.clone(),
                     name: name.clone(),
                     arguments: BTreeMap::new(),
                 },
-                [server, name, raw] => Inspect::Prompt {
+                [server, name, raw] => FeatureCommand::Prompt {
                     server: server.clone(),
                     name: name.clone(),
                     arguments: prompt_arguments(raw)?,
@@ -64,8 +65,8 @@ impl Inspect {
                 _ => return Err(usage("`prompt` takes SERVER NAME [ARGUMENTS_JSON]")),
             },
             "ping" => match p {
-                [] => Inspect::Ping { server: None },
-                [server] => Inspect::Ping {
+                [] => FeatureCommand::Ping { server: None },
+                [server] => FeatureCommand::Ping {
                     server: Some(server.clone()),
                 },
                 _ => return Err(usage("`ping` takes [SERVER]")),
@@ -83,17 +84,17 @@ impl Inspect {
         options: HostOptions,
     ) -> u8 {
         match self {
-            Inspect::Resources => resources::list(args, config, options).await,
-            Inspect::Read { server, uri } => {
+            FeatureCommand::Resources => resources::list(args, config, options).await,
+            FeatureCommand::Read { server, uri } => {
                 resources::read(args, path, config, options, &server, &uri).await
             }
-            Inspect::Prompts => prompts::list(args, config, options).await,
-            Inspect::Prompt {
+            FeatureCommand::Prompts => prompts::list(args, config, options).await,
+            FeatureCommand::Prompt {
                 server,
                 name,
                 arguments,
             } => prompts::get(args, path, config, options, &server, &name, arguments).await,
-            Inspect::Ping { server } => {
+            FeatureCommand::Ping { server } => {
                 ping::ping(args, path, config, options, server.as_deref()).await
             }
         }
