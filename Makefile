@@ -379,7 +379,7 @@ node-test: node-pack conformance-deps scale-out-deps host-deps
 	  OXMCP_RUST_WEATHER=$(CURDIR)/target/debug/examples/weather_server \
 	  node --test --unhandled-rejections=strict --test-concurrency=2 \
 	  esm.test.mjs cjs.test.cjs lifetime.test.mjs interop.test.mjs npx.test.mjs \
-	  auth.test.mjs scale_out.test.mjs translate.test.mjs host.test.mjs langchain.test.mjs cli.test.mjs \
+	  auth.test.mjs scale_out.test.mjs translate.test.mjs prompt.test.mjs host.test.mjs langchain.test.mjs cli.test.mjs \
 	  stdio.test.mjs
 	cd $(NODE_SCRATCH) && ./node_modules/.bin/tsc -p tsconfig.json
 	# The fixture resolves `oxmcp` from the scratch folder, where the tarball is installed.

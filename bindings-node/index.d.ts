@@ -339,9 +339,18 @@ export class Client {
 
 // --- translate: MCP tools into LLM function-calling formats, and back ---------------------
 
+/** How a model without function calling writes its calls: `hermes` (`<tool_call>{…}</tool_call>`,
+ * the default), `json` (Llama 3.1 `{"name", "parameters"}`), `react` (`Action:` / `Action Input:`),
+ * `xml` (`<tool_use>`). */
+export type PromptFormat = 'hermes' | 'json' | 'react' | 'xml';
+
+/** The prompt provider (a model without function calling); `prompt` alone is `prompt:hermes`. */
+export type PromptProvider = 'prompt' | `prompt:${PromptFormat}`;
+
 /** `openai` (Chat Completions), `responses`, `anthropic`, `gemini` (`parametersJsonSchema`),
- * `gemini-openapi` (the legacy OpenAPI-subset `parameters`), `langchain`. */
-export type Provider = 'openai' | 'responses' | 'anthropic' | 'gemini' | 'gemini-openapi' | 'langchain';
+ * `gemini-openapi` (the legacy OpenAPI-subset `parameters`), `langchain`, and `prompt` (tools as
+ * system-prompt text for a model without function calling). */
+export type Provider = 'openai' | 'responses' | 'anthropic' | 'gemini' | 'gemini-openapi' | 'langchain' | PromptProvider;
 
 export interface TranslateOptions {
   /** OpenAI strict mode (Chat Completions and Responses; default true). */
@@ -403,6 +412,12 @@ export interface ProviderTools {
   gemini: GeminiTool;
   'gemini-openapi': GeminiTool;
   langchain: LangChainToolDefinition;
+  /** The prompt provider has no `tools` field: its tools are in the system text. */
+  prompt: never;
+  'prompt:hermes': never;
+  'prompt:json': never;
+  'prompt:react': never;
+  'prompt:xml': never;
 }
 
 /** A tool call read from an assistant turn: its arguments, or why they were unusable. */
@@ -422,7 +437,8 @@ export interface ToolOutcome { call: ToolCallInput; result: CallToolResult }
 export type ToolsInput = Tool[] | Record<string, Tool[]>;
 
 export class Translation<P extends Provider = Provider> {
-  private constructor();
+  /** Made by `translate.*` and `host.translate` only (protected so PromptTranslation extends it). */
+  protected constructor();
   readonly provider: P;
   /** The API request's `tools` value. */
   readonly tools: ProviderTools[P][];
@@ -434,7 +450,36 @@ export class Translation<P extends Provider = Provider> {
   resultMessages(outcomes: ToolOutcome[]): JsonObject[];
 }
 
+/** A call read out of a reply, routed (`server` only when names are namespaced). */
+export interface PromptCall { id: string; name: string; server?: string; tool: string; arguments: JsonObject }
+
+/** A call the model got wrong: `error` is the text to send back as its result. */
+export interface PromptError {
+  index: number;
+  error: string;
+  kind: 'invalid_json' | 'malformed' | 'unknown_tool' | 'invalid_arguments';
+  tool: string | null;
+}
+
+/** A whole reply: text outside calls, `<think>` text, ReAct's final answer, every call attempted. */
+export interface PromptReply { content: string; reasoning: string; answer: string | null; calls: (PromptCall | PromptError)[] }
+
+export interface PromptOptions { format?: PromptFormat; namespace?: TranslateOptions['namespace'] }
+
+export class PromptTranslation<P extends PromptProvider = PromptProvider> extends Translation<P> {
+  readonly format: PromptFormat;
+  /** The text to put in (or append to) the system message. */
+  readonly system: string;
+  /** Stop sequences to send with the request (`react`: `\nObservation:`). */
+  readonly stop: string[];
+  reply(turn: unknown): PromptReply;
+  calls(turn: unknown): (PromptCall | PromptError)[];
+  results(outcomes: ([PromptCall | PromptError | ToolCallInput, CallToolResult | string] | { call: PromptCall | PromptError | ToolCallInput; result: CallToolResult | string })[]): JsonObject[];
+  history(messages: JsonObject[]): JsonObject[];
+}
+
 export declare const translate: {
+  toPrompt(tools: ToolsInput, options?: PromptOptions): PromptTranslation;
   toOpenAI(tools: ToolsInput, options?: TranslateOptions): Translation<'openai'>;
   toResponses(tools: ToolsInput, options?: TranslateOptions): Translation<'responses'>;
   toAnthropic(tools: ToolsInput, options?: TranslateOptions): Translation<'anthropic'>;
@@ -445,6 +490,7 @@ export declare const translate: {
   toolCalls(provider: Provider, turn: unknown): ToolCall[];
   resultMessages(provider: Provider, outcomes: ToolOutcome[]): JsonObject[];
   readonly PROVIDERS: readonly Provider[];
+  readonly PROMPT_FORMATS: readonly PromptFormat[];
 };
 
 // --- Host: many servers from one mcpServers config, and the agent loop --------------------
@@ -480,8 +526,8 @@ export interface HostTool { name: string; server: string; tool: Tool }
 export interface ModelRequest<P extends Provider = Provider> {
   provider: P;
   messages: JsonObject[];
-  /** The API request's `tools` value. */
-  tools: ProviderTools[P][];
+  /** The API request's `tools` value (prompt provider: the system text, already in `messages`). */
+  tools: P extends PromptProvider ? string : ProviderTools[P][];
   /** 1-based. */
   step: number;
 }
@@ -515,8 +561,10 @@ export interface Transcript {
   messages: JsonObject[];
   final_text: string;
   steps: number;
-  stop: 'final' | 'step_limit';
+  stop: 'final' | 'step_limit' | 'format_errors';
   calls: CallRecord[];
+  /** Why the run stopped when it did not end with an answer (the step limit; with the prompt provider, 3 replies in a row with a malformed call). */
+  reason?: string;
 }
 
 export class Host implements AsyncDisposable {
@@ -529,7 +577,7 @@ export class Host implements AsyncDisposable {
   tools(): Promise<HostTool[]>;
   resources(): Promise<Record<string, Resource[]>>;
   prompts(): Promise<Record<string, Prompt[]>>;
-  translate<P extends Provider>(provider: P, options?: TranslateOptions): Promise<Translation<P>>;
+  translate<P extends Provider>(provider: P, options?: TranslateOptions): Promise<P extends PromptProvider ? PromptTranslation<P> : Translation<P>>;
   callTool(server: string, tool: string, args?: JsonObject, options?: RequestOptions): Promise<CallToolResult>;
   readResource(server: string, uri: string): Promise<ReadResourceResult>;
   getPrompt(server: string, name: string, args?: Record<string, string>): Promise<GetPromptResult>;

@@ -11,7 +11,7 @@ const native = require('../native.cjs');
 const { fromNative, abortError, ConnectionClosedError } = require('./errors.cjs');
 const { wrap } = require('./handlers.cjs');
 const { withOptions } = require('./client.cjs');
-const { Translation, text } = require('./translate.cjs');
+const { PromptTranslation, Translation, text } = require('./translate.cjs');
 
 async function nativeCall(p) {
   try {
@@ -86,7 +86,7 @@ class Host {
   async translate(provider, options) {
     this._open();
     const t = await nativeCall(this._native.translate(String(provider), text(options ?? {}, 'translate options')));
-    return new Translation(t, provider);
+    return String(provider).startsWith('prompt') ? new PromptTranslation(t, provider) : new Translation(t, provider);
   }
 
   /** `tools/call` on one server (a crashed stdio server is started again first). */

@@ -8,6 +8,7 @@ export const {
   Host,
   translate,
   Translation,
+  PromptTranslation,
   runCli,
   McpError,
   RpcError,

@@ -11,6 +11,7 @@ const native = require('../native.cjs');
 const { fromNative } = require('./errors.cjs');
 
 const PROVIDERS = Object.freeze(['openai', 'responses', 'anthropic', 'gemini', 'gemini-openapi', 'langchain']);
+const PROMPT_FORMATS = Object.freeze(['hermes', 'json', 'react', 'xml']);
 
 /** JSON text for the addon; `undefined`, functions and cycles are a TypeError naming `what`. */
 function text(value, what) {
@@ -74,10 +75,69 @@ class Translation {
   }
 }
 
+/**
+ * Tools as system-prompt text for a model without function calling, and the way back: calls
+ * read out of the reply text (malformed ones as `{error}` for the model), results as text.
+ */
+class PromptTranslation extends Translation {
+  constructor(nativeTranslation, provider) {
+    super(nativeTranslation, provider);
+    /** `hermes`, `json`, `react` or `xml`. */
+    this.format = provider.includes(':') ? provider.split(':')[1] : 'hermes';
+    /** The text to put in (or append to) the system message. */
+    this.system = nativeTranslation.system() ?? '';
+    /** Stop sequences to send with the request (`react`: `\nObservation:`). */
+    this.stop = nativeTranslation.stop();
+    // No `tools` field: the tools are in the text.
+    this.tools = [];
+  }
+
+  /** The whole reading of a reply (text, a message or a Chat Completions response). */
+  reply(turn) {
+    return JSON.parse(sync(() => this._native.reply(text(turn, 'reply: the reply'))));
+  }
+
+  /** The calls in a reply, each routed, or `{index, error, kind, tool}` for a malformed one. */
+  calls(turn) {
+    return this.reply(turn).calls;
+  }
+
+  /**
+   * `[[call, result]]` (or `[{call, result}]`) → the `user` message carrying the results back as
+   * text in the format. A malformed call may be paired with its `error` text (a string).
+   */
+  results(outcomes) {
+    if (!Array.isArray(outcomes)) throw new TypeError('results: outcomes must be an array of [call, result]');
+    const items = outcomes.map((o, i) => {
+      const [call, result] = Array.isArray(o) ? o : [o?.call, o?.result];
+      if (call === null || typeof call !== 'object') throw new TypeError(`results: outcome ${i} has no call`);
+      const name = call.name ?? call.tool ?? '';
+      const res = typeof result === 'string' ? { content: [{ type: 'text', text: result }], isError: true } : result;
+      return { call: { id: call.id ?? null, name }, result: res };
+    });
+    return resultMessages(this.provider, items);
+  }
+
+  /** An OpenAI-shaped conversation rewritten into the format (`tool_calls` and `tool` messages as text). */
+  history(messages) {
+    if (!Array.isArray(messages)) throw new TypeError('history: messages must be an array');
+    return JSON.parse(sync(() => native.promptHistory(this.format, text(messages, 'history: messages'))));
+  }
+}
+
 /** Translates `tools` (a `tools/list` array, or `{server: tools}`) for `provider`. */
 function translate(provider, tools, options) {
   const t = sync(() => native.translate(String(provider), text(tools, 'tools'), optionsText(options, 'translate')));
-  return new Translation(t, provider);
+  return String(provider).startsWith('prompt') ? new PromptTranslation(t, provider) : new Translation(t, provider);
+}
+
+/** Tools for a model without function calling, in `format` (default `hermes`). */
+function toPrompt(tools, options) {
+  const { format = 'hermes', ...rest } = options ?? {};
+  if (!PROMPT_FORMATS.includes(format)) {
+    throw new TypeError(`toPrompt: unknown format \`${format}\` (one of: ${PROMPT_FORMATS.join(', ')})`);
+  }
+  return translate(`prompt:${format}`, tools, rest);
 }
 
 const toOpenAI = (tools, options) => translate('openai', tools, options);
@@ -105,7 +165,10 @@ function resultMessages(provider, outcomes) {
 
 module.exports = {
   PROVIDERS,
+  PROMPT_FORMATS,
   Translation,
+  PromptTranslation,
+  toPrompt,
   text,
   translate,
   toOpenAI,

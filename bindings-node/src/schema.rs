@@ -10,8 +10,9 @@ use napi_derive::napi;
 use oxmcp::{
     protocol::CallToolResult,
     schema::{
-        Namespace, Provider, ToolCall, ToolOutcome, TranslateOptions, Translation,
-        result_messages as core_result_messages, tool_calls as core_tool_calls, translate_value,
+        Namespace, PromptFormat, Provider, ToolCall, ToolOutcome, TranslateOptions, Translation,
+        prompt::rewrite_history, prompt_text, result_messages as core_result_messages,
+        tool_calls as core_tool_calls, translate_value,
     },
 };
 use serde::Deserialize;
@@ -44,10 +45,11 @@ impl JsTranslateOptions {
 }
 
 /// Parses a provider name (`openai`, `responses`, `anthropic`, `gemini`, `gemini-openapi`,
-/// `langchain`).
+/// `langchain`, `prompt`, `prompt:FORMAT`).
 pub(crate) fn provider(name: &str) -> napi::Result<Provider> {
     Provider::parse(name).ok_or_else(|| {
-        let known: Vec<&str> = Provider::ALL.iter().map(|p| p.as_str()).collect();
+        let mut known: Vec<&str> = Provider::ALL.iter().map(|p| p.as_str()).collect();
+        known.extend(PromptFormat::ALL.map(|f| Provider::Prompt(f).as_str()));
         invalid(format!(
             "unknown provider `{name}` (one of: {})",
             known.join(", ")
@@ -156,6 +158,48 @@ impl NativeTranslation {
     pub fn result_messages(&self, outcomes: String) -> napi::Result<String> {
         result_messages(self.inner.provider.as_str().to_owned(), outcomes)
     }
+
+    /// The prompt provider's system text (`null` for the function-calling providers).
+    #[napi]
+    pub fn system(&self) -> Option<String> {
+        self.inner.system_text()
+    }
+
+    /// Stop sequences for the request (ReAct: `\nObservation:`).
+    #[napi]
+    pub fn stop(&self) -> Vec<String> {
+        self.inner
+            .provider
+            .prompt_format()
+            .map(|f| f.stop().iter().map(|s| s.to_string()).collect())
+            .unwrap_or_default()
+    }
+
+    /// The prompt provider's reading of a reply (a string, a message or a whole Chat
+    /// Completions response, as JSON text): `{content, reasoning, answer, calls}`.
+    #[napi]
+    pub fn reply(&self, turn: String) -> napi::Result<String> {
+        let turn: Value = json::parse("the reply", &turn)?;
+        match self.inner.parse_reply(&prompt_text(&turn)) {
+            Some(parsed) => json::text(&parsed.to_value(&self.inner)),
+            None => Err(invalid(format!(
+                "reply() reads text replies; the provider `{}` has structured tool calls",
+                self.inner.provider
+            ))),
+        }
+    }
+}
+
+/// An OpenAI-shaped conversation rewritten into a prompt format's text.
+#[napi]
+pub fn prompt_history(format: String, messages: String) -> napi::Result<String> {
+    let Some(format) = PromptFormat::parse(&format) else {
+        return Err(invalid(format!(
+            "unknown prompt format `{format}` (one of: hermes, json, react, xml)"
+        )));
+    };
+    let messages: Vec<Value> = json::parse("the messages", &messages)?;
+    json::text(&rewrite_history(format, &messages))
 }
 
 /// Translates `tools` (a `tools/list` array, or an object of server name → array).

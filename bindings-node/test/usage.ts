@@ -82,7 +82,7 @@ async function authorization(): Promise<void> {
 }
 void authorization;
 // --- translate, Host, runAgent, oxmcp/langchain (issue 9) ----------------------------------
-import { Host, translate, runCli, type Tool, type Transcript, type ModelRequest } from 'oxmcp';
+import { Host, translate, runCli, type PromptTranslation, type Tool, type Transcript, type ModelRequest } from 'oxmcp';
 import { getTools } from 'oxmcp/langchain';
 
 async function hostUsage(tools: Tool[]): Promise<void> {
@@ -103,6 +103,16 @@ async function hostUsage(tools: Tool[]): Promise<void> {
   translate.translate('cohere', tools);
   // @ts-expect-error strict is a boolean
   translate.toResponses(tools, { strict: 'yes' });
+  // The prompt provider: tools as text, calls read out of the reply text.
+  const prompt: PromptTranslation = translate.toPrompt(tools, { format: 'react' });
+  const system: string = prompt.system;
+  for (const c of prompt.calls('Action: w\nAction Input: {}')) {
+    if ('error' in c) console.log(c.index, c.kind, c.error);
+    else console.log(c.tool, c.arguments, c.server ?? '');
+  }
+  console.log(system, prompt.stop, prompt.results([[{ id: 'call_1', name: 'w' }, 'failed']]), prompt.history([]));
+  // @ts-expect-error not a prompt format
+  translate.toPrompt(tools, { format: 'pythonic' });
 
   await using host = await Host.fromConfig('mcp.json', { timeout: 10_000 });
   const status = await host.status();
@@ -119,6 +129,11 @@ async function hostUsage(tools: Tool[]): Promise<void> {
   console.log(transcript.final_text, transcript.stop === 'step_limit', transcript.calls.map((c) => c.is_error));
   // @ts-expect-error maxSteps is a number
   await host.runAgent(model, [], { maxSteps: 'four' });
+  const textModel = async (request: ModelRequest<'prompt'>) => `${request.tools.length} chars of tools`;
+  const textRun: Transcript = await host.runAgent(textModel, [], { provider: 'prompt' });
+  console.log(textRun.stop === 'format_errors', textRun.reason ?? '');
+  const hostPrompt: PromptTranslation<'prompt:xml'> = await host.translate('prompt:xml');
+  console.log(hostPrompt.system);
   const lcTools = await getTools(host, { namespace: 'collision' });
   console.log(lcTools.map((t) => t.name));
   const code: number = await runCli(['tools', '--config', 'mcp.json']);

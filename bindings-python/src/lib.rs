@@ -37,6 +37,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<schema::NativeTranslation>()?;
     m.add_function(wrap_pyfunction!(schema::translate, m)?)?;
     m.add_function(wrap_pyfunction!(schema::result_messages_for, m)?)?;
+    m.add_function(wrap_pyfunction!(schema::prompt_history, m)?)?;
     m.add_function(wrap_pyfunction!(cli::run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(errors::error_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(errors::_raise_kind, m)?)?;

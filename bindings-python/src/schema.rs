@@ -8,8 +8,8 @@
 use oxmcp::{
     protocol::CallToolResult,
     schema::{
-        Namespace, Provider, ToolCall, ToolOutcome, TranslateOptions, Translation, result_messages,
-        tool_calls, translate_value,
+        Namespace, PromptFormat, Provider, ToolCall, ToolOutcome, TranslateOptions, Translation,
+        prompt::rewrite_history, prompt_text, result_messages, tool_calls, translate_value,
     },
 };
 use pyo3::prelude::*;
@@ -22,10 +22,11 @@ fn invalid(message: String) -> PyErr {
 }
 
 /// Parses a provider name (`openai`, `responses`, `anthropic`, `gemini`, `gemini-openapi`,
-/// `langchain`).
+/// `langchain`, `prompt`, `prompt:FORMAT`).
 pub fn provider(name: &str) -> PyResult<Provider> {
     Provider::parse(name).ok_or_else(|| {
-        let all: Vec<&str> = Provider::ALL.iter().map(|p| p.as_str()).collect();
+        let mut all: Vec<&str> = Provider::ALL.iter().map(|p| p.as_str()).collect();
+        all.extend(PromptFormat::ALL.map(|f| Provider::Prompt(f).as_str()));
         invalid(format!(
             "unknown provider `{name}` (one of: {})",
             all.join(", ")
@@ -99,12 +100,68 @@ impl NativeTranslation {
     /// `error` is text for the model when the call cannot be made).
     fn calls(&self, py: Python<'_>, turn: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let turn = convert::from_py(turn, "the assistant turn")?;
+        if let Some(parsed) = self.inner.parse_reply(&prompt_text(&turn)) {
+            // The prompt provider: calls read out of the text, malformed ones as errors.
+            let value = py.detach(|| parsed.to_value(&self.inner));
+            return convert::to_py(py, &value["calls"]);
+        }
         let out: Vec<Value> = tool_calls(self.inner.provider, &turn)
             .iter()
             .map(|c| routed(&self.inner, c))
             .collect();
         convert::to_py(py, &Value::Array(out))
     }
+
+    /// The prompt provider's system text (`None` for the function-calling providers).
+    fn system(&self) -> Option<String> {
+        self.inner.system_text()
+    }
+
+    /// The prompt provider's whole reading of a reply (a string, a message or a whole Chat
+    /// Completions response): `{content, reasoning, answer, calls}`.
+    fn reply(&self, py: Python<'_>, turn: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let turn = convert::from_py(turn, "the reply")?;
+        let text = prompt_text(&turn);
+        let Some(value) = py.detach(|| {
+            self.inner
+                .parse_reply(&text)
+                .map(|p| p.to_value(&self.inner))
+        }) else {
+            return Err(invalid(format!(
+                "reply() reads text replies; the provider `{}` has structured tool calls",
+                self.inner.provider
+            )));
+        };
+        convert::to_py(py, &value)
+    }
+
+    /// Stop sequences to send with the request (ReAct: `\nObservation:`).
+    fn stop(&self) -> Vec<&'static str> {
+        self.inner
+            .provider
+            .prompt_format()
+            .map(|f| f.stop().to_vec())
+            .unwrap_or_default()
+    }
+}
+
+/// An OpenAI-shaped conversation rewritten into a prompt format's text (`tool_calls` as call
+/// text, `tool` messages as one `user` message of results).
+#[pyfunction]
+pub fn prompt_history(
+    py: Python<'_>,
+    format: &str,
+    messages: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyAny>> {
+    let Some(format) = PromptFormat::parse(format) else {
+        return Err(invalid(format!(
+            "unknown prompt format `{format}` (one of: hermes, json, react, xml)"
+        )));
+    };
+    let Value::Array(messages) = convert::from_py(messages, "the messages")? else {
+        return Err(invalid("the messages must be a list".into()));
+    };
+    convert::to_py(py, &Value::Array(rewrite_history(format, &messages)))
 }
 
 /// Translates `tools` (a `tools/list` array, or an object of server name → array) for

@@ -55,7 +55,7 @@ pub fn clean(text: &str, multiline: bool, cap: usize) -> Cow<'_, str> {
     if !over && !text.chars().any(|c| needs_escape(c, multiline)) {
         return Cow::Borrowed(text);
     }
-    let mut out = String::with_capacity(text.len().min(cap * 2) + 8);
+    let mut out = String::with_capacity(text.len().min(cap.saturating_mul(2)) + 8);
     let mut chars = text.chars().peekable();
     let mut taken = 0;
     while let Some(c) = chars.next() {

@@ -344,9 +344,21 @@ fn the_seed_story_runs_with_any_number_of_weather_servers_in_every_format() {
             "{provider}: {out}"
         );
         let answer = out.split("== 7. final answer").nth(1).unwrap_or_default();
+        let answer = answer.split("== 8.").next().unwrap_or_default();
         assert!(
             answer.contains("from 2 weather servers") && answer.matches("Beijing").count() == 2,
             "{provider}: {answer}"
+        );
+        // The second scripted model, without function calling, through the prompt provider.
+        assert!(out.contains("WITHOUT FUNCTION CALLING"), "{provider}");
+        let text_answer = out
+            .split("== 9. final answer (text model)")
+            .nth(1)
+            .unwrap_or_default();
+        assert!(
+            text_answer.contains("from 2 weather servers, read from <tool_response> text")
+                && text_answer.matches("Beijing").count() == 2,
+            "{provider}: {text_answer}"
         );
         assert!(
             stderr(&o).contains("[trace weather-b] → "),

@@ -4,9 +4,10 @@
 //! - An MCP server (a Python script on stdio, so it can send any byte) whose server name,
 //!   tool description, tool error, log and progress messages, JSON-RPC error messages, stderr
 //!   and even a raw non-JSON stdout line carry ESC, BEL, CR, C1 and bidi characters: in every
-//!   command (`call --trace`, `servers`, `tools`, `resources`, `read`, `prompts`, `prompt`,
-//!   `ping`, a crash with its stderr tail) no such character reaches stdout or stderr raw,
-//!   stdout stays exact JSON, and the exit codes are the documented ones.
+//!   command (`call --trace`, `servers`, `tools` (JSON and prompt text), `resources`, `read`,
+//!   `prompts`, `prompt`, `ping`, a crash with its stderr tail) no such character reaches
+//!   stdout or stderr raw, stdout stays exact JSON (or, for `--format prompt`, text with the
+//!   peer's characters escaped), and the exit codes are the documented ones.
 //! - Authorization servers (hyper, `auth_server`) that put them in `error_description`, the
 //!   token endpoint's `error` and the metadata's `resource`; that lie about their issuer on
 //!   the 2025-03-26 path (no protected-resource metadata); that send no or another
@@ -208,6 +209,7 @@ async fn nothing_a_server_sends_reaches_the_terminal_raw() {
         (vec!["servers", "--trace"], 0),
         (vec!["tools"], 0),
         (vec!["tools", "--format", "mcp"], 0),
+        (vec!["tools", "--format", "prompt:react"], 0),
         (vec!["resources"], 0),
         (vec!["read", "--trace", "evil", "evil://x"], 5),
         (vec!["prompts"], 0),
@@ -225,7 +227,13 @@ async fn nothing_a_server_sends_reaches_the_terminal_raw() {
             shown.contains("\\x1b") || shown.contains("\\u001b"),
             "{args:?}: the hostile text vanished instead of being shown:\n{shown}"
         );
-        if want <= 1 {
+        if args.contains(&"prompt:react") {
+            // Text for a model, not JSON: the description is in it, escaped.
+            assert!(
+                String::from_utf8_lossy(&o.stdout).contains("desc"),
+                "{args:?}"
+            );
+        } else if want <= 1 {
             stdout_json(&o);
         } else {
             assert!(o.stdout.is_empty(), "{args:?}: a failure printed on stdout");

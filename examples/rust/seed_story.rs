@@ -2,7 +2,10 @@
 //! the tools listed and translated to OpenAI and Anthropic shapes, then the agent loop with a
 //! **scripted model** (a few lines of Rust standing in for an LLM, labelled as such) answering
 //! "北京今天天气怎么样?" by asking every server's `get_weather(city="Beijing")`, the
-//! `tools/call`s, the results fed back as tool results, and the final answer.
+//! `tools/call`s, the results fed back as tool results, and the final answer. Then a second
+//! **scripted model without function calling** (also labelled as such) answers the same
+//! question through the prompt provider: it reads its tools from the system-prompt text and
+//! writes Hermes `<tool_call>` text, which the host parses, checks and routes.
 //!
 //! `cargo run --example seed_story -- [CONFIG] [--provider openai|anthropic|responses|gemini] [--trace]`
 //!
@@ -14,7 +17,7 @@ use std::{io::Write, path::PathBuf, sync::Arc};
 
 use oxmcp::{
     host::{AgentOptions, Config, Host, HostOptions, ModelRequest},
-    schema::{Provider, TranslateOptions, tool_calls},
+    schema::{PromptFormat, Provider, TranslateOptions, tool_calls},
     transport::tap::Direction,
 };
 use serde_json::{Value, json};
@@ -153,11 +156,112 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("{}", serde_json::to_string_pretty(&transcript.messages)?);
     println!("\n== 7. final answer\n{}", transcript.final_text);
 
+    let prompt = Provider::Prompt(PromptFormat::Hermes);
+    println!("\n== 8. the same question, a model without function calling ({prompt} format)");
+    println!("   model: SCRIPTED MODEL (not an LLM) WITHOUT FUNCTION CALLING: it gets no `tools`");
+    println!("          field, reads the tools from the system text, and writes <tool_call> text.");
+    println!("   system text (oxmcp tools --format prompt prints the same):");
+    let system = host
+        .translate(prompt, &TranslateOptions::default())
+        .await
+        .system_text()
+        .unwrap_or_default();
+    for line in system.lines() {
+        println!("   | {line}");
+    }
+    let text_transcript = host
+        .run_agent(
+            &scripted_text_model,
+            vec![json!({"role": "user", "content": QUESTION})],
+            &AgentOptions::new(prompt),
+        )
+        .await?;
+    for m in &text_transcript.messages {
+        let role = m.get("role").and_then(Value::as_str).unwrap_or("?");
+        let content = m.get("content").and_then(Value::as_str).unwrap_or_default();
+        println!("   [{role}]");
+        for line in content.lines() {
+            println!("   | {line}");
+        }
+    }
+    for c in &text_transcript.calls {
+        println!(
+            "   step {}: parsed from the text: {} → server `{}` tool `{}` {}",
+            c.step,
+            c.name,
+            c.server.as_deref().unwrap_or("?"),
+            c.tool.as_deref().unwrap_or("?"),
+            c.arguments
+        );
+    }
+    println!(
+        "\n== 9. final answer (text model)\n{}",
+        text_transcript.final_text
+    );
+
     host.close().await;
-    if transcript.calls.is_empty() || transcript.calls.iter().any(|c| c.is_error) {
-        return Err("the story did not complete: no successful get_weather call".into());
+    for (who, t) in [
+        ("function-calling", &transcript),
+        ("text", &text_transcript),
+    ] {
+        if t.calls.is_empty() || t.calls.iter().any(|c| c.is_error) {
+            return Err(format!(
+                "the story did not complete: the {who} model made no successful get_weather call"
+            )
+            .into());
+        }
     }
     Ok(())
+}
+
+/// The second scripted model: no function calling, so everything is text. Step 1 reads the
+/// tool names out of the `<tools>` block of its system message and writes one `<tool_call>`
+/// per weather tool; step 2 quotes the `<tool_response>` blocks it was sent.
+async fn scripted_text_model(request: ModelRequest) -> oxmcp::Result<Value> {
+    let text_of = |m: &Value| {
+        m.get("content")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    if request.step == 1 {
+        let system = request.messages.first().map(text_of).unwrap_or_default();
+        // The list is the `<tools>` block on lines of its own (the intro names the tags too).
+        let listed = system
+            .split("\n<tools>\n")
+            .nth(1)
+            .and_then(|rest| rest.split("\n</tools>").next())
+            .unwrap_or_default();
+        let mut reply = String::from("我来查一下北京的天气。\n");
+        for line in listed.lines() {
+            let Ok(tool) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            let Some(name) = tool.pointer("/function/name").and_then(Value::as_str) else {
+                continue;
+            };
+            if name.ends_with("get_weather") {
+                reply.push_str(&format!(
+                    "<tool_call>\n{{\"name\": \"{name}\", \"arguments\": {{\"city\": \"Beijing\"}}}}\n</tool_call>\n"
+                ));
+            }
+        }
+        return Ok(json!({"role": "assistant", "content": reply}));
+    }
+    let last = request.messages.last().map(text_of).unwrap_or_default();
+    let results: Vec<String> = last
+        .split("<tool_response>")
+        .skip(1)
+        .filter_map(|block| block.split("</tool_response>").next())
+        .filter_map(|json| serde_json::from_str::<Value>(json.trim()).ok())
+        .filter_map(|v| v.get("content").and_then(Value::as_str).map(String::from))
+        .collect();
+    Ok(json!({"role": "assistant", "content": format!(
+        "北京今天的天气 (from {} weather server{}, read from <tool_response> text): {}",
+        results.len(),
+        if results.len() == 1 { "" } else { "s" },
+        results.join(" | ")
+    )}))
 }
 
 fn user_message(provider: Provider, text: &str) -> Value {
@@ -200,6 +304,7 @@ async fn scripted_model(request: ModelRequest) -> oxmcp::Result<Value> {
                 json!({"type": "ai", "content": "", "tool_calls": targets.iter().enumerate().map(|(i, n)| json!({
                 "id": format!("call_{i}"), "name": n, "args": args})).collect::<Vec<_>>()})
             }
+            Provider::Prompt(_) => return Err(text_only()),
         };
         return Ok(turn);
     }
@@ -228,7 +333,15 @@ async fn scripted_model(request: ModelRequest) -> oxmcp::Result<Value> {
             json!({"role": "model", "parts": [{"text": answer}]})
         }
         Provider::LangChain => json!({"type": "ai", "content": answer}),
+        Provider::Prompt(_) => return Err(text_only()),
     })
+}
+
+/// The function-calling model has no text mode; `scripted_text_model` is the one for that.
+fn text_only() -> oxmcp::Error {
+    oxmcp::Error::InvalidArgument(
+        "the function-calling scripted model does not speak the prompt provider".into(),
+    )
 }
 
 fn tool_names(p: Provider, tools: &Value) -> Vec<String> {

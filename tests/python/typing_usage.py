@@ -95,6 +95,13 @@ async def use_host() -> str:
     calls: list[translate.ToolCall] = tools.calls({"role": "assistant", "content": "hi"})
     back = tools.results([(c, {"content": []}) for c in calls])
     gemini = translate.to_gemini({"s": []}, openapi=True).tools
+    prompt = translate.to_prompt([{"name": "add", "inputSchema": {"type": "object"}}], "xml")
+    system: str = prompt.system
+    for call in prompt.calls("<tool_use><name>add</name><arguments>{}</arguments></tool_use>"):
+        if "error" in call:
+            print(call["error"])
+    replied: translate.PromptReply = prompt.reply(system)
+    print(prompt.results([(c, "failed") for c in replied["calls"]]), prompt.history([]))
 
     async def model(messages: list[dict[str, Any]], tools: Any) -> dict[str, Any]:
         return {"role": "assistant", "content": "done"}
@@ -104,6 +111,8 @@ async def use_host() -> str:
         result: CallToolResult = await host.call_tool("weather", "get_weather", {"city": "x"})
         t = await host.translate("anthropic", namespace="collision")
         transcript: Transcript = await host.run_agent(model, [], provider="openai", max_steps=3)
+        text_run: Transcript = await host.run_agent(model, [], provider="prompt:react")
+        print(text_run["stop"] == "format_errors", text_run.get("reason"))
         auth = OAuth(
             client_id="app", authorizer=lambda url: url, token_store=Store(), allow_loopback=True
         )

@@ -21,7 +21,7 @@ from typing import Any, Literal, TypedDict, cast
 from typing_extensions import NotRequired
 
 from . import _native
-from .translate import Namespace, Provider, Translation, _plain
+from .translate import Namespace, PromptTranslation, Provider, Translation, _plain
 from .types import CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, Tool
 
 __all__ = ["CallRecord", "Host", "Model", "ServerStatus", "Transcript"]
@@ -57,8 +57,11 @@ class Transcript(TypedDict):
     messages: list[dict[str, Any]]
     final_text: str
     steps: int
-    stop: Literal["final", "step_limit"]
+    stop: Literal["final", "step_limit", "format_errors"]
     calls: list[CallRecord]
+    reason: NotRequired[str]
+    """Why the run stopped when it did not end with an answer (the step limit; with
+    ``provider="prompt"``, three replies in a row with a malformed call)."""
 
 
 class _Start:
@@ -160,8 +163,12 @@ class Host:
         self, provider: Provider = "openai", *, strict: bool = True, namespace: Namespace = "always"
     ) -> Translation:
         """Every connected server's tools in ``provider``'s format (see
-        :mod:`oxmcp.translate`); ``translation.calls(turn)`` routes the model's calls back."""
-        return Translation(await self._native.translate(provider, strict, namespace))
+        :mod:`oxmcp.translate`); ``translation.calls(turn)`` routes the model's calls back.
+        For ``prompt`` it is a :class:`~oxmcp.translate.PromptTranslation`."""
+        native = await self._native.translate(provider, strict, namespace)
+        if provider.startswith("prompt"):
+            return PromptTranslation(native)
+        return Translation(native)
 
     async def call_tool(
         self,

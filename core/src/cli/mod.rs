@@ -2,7 +2,7 @@
 //! provider's format, and call one from the shell.
 //!
 //! ```text
-//! oxmcp tools   [--config mcp.json] [--format openai|responses|anthropic|gemini|gemini-openapi|langchain|mcp]
+//! oxmcp tools   [--config mcp.json] [--format openai|responses|anthropic|gemini|gemini-openapi|langchain|mcp|prompt[:FORMAT]]
 //! oxmcp call    [--config mcp.json] SERVER TOOL ['{"city":"Beijing"}']
 //! oxmcp servers [--config mcp.json]
 //! oxmcp login   [--config mcp.json] SERVER
@@ -61,7 +61,9 @@ USAGE:
 
   tools    print every server's tools as JSON, in FORMAT:
            openai (Chat Completions, default), responses, anthropic, gemini
-           (parametersJsonSchema), gemini-openapi (legacy parameters), langchain, mcp
+           (parametersJsonSchema), gemini-openapi (legacy parameters), langchain, mcp;
+           or prompt[:hermes|json|react|xml]: the system-prompt text for a model without
+           function calling (plain text, not JSON)
   call     call TOOL on SERVER with a JSON object of arguments; print the result as JSON,
            with a progress bar on stderr when the server reports progress
   servers  print each server's state (connected, failed with its stderr tail, disabled)
@@ -363,7 +365,13 @@ pub async fn run(argv: Vec<String>) -> u8 {
                             );
                         }
                     }
-                    print_json(&t.request_tools());
+                    match t.system_text() {
+                        // The prompt provider's text is printed to paste or pipe. It quotes
+                        // the servers' names and descriptions, so, being text and not JSON,
+                        // it goes through the sanitizer; its newlines are the format's own.
+                        Some(text) => println!("{}", sanitize::clean(&text, true, usize::MAX)),
+                        None => print_json(&t.request_tools()),
+                    }
                 }
             }
             0

@@ -7,6 +7,14 @@
 //! call the model got wrong (an unknown name, arguments that are not JSON) or that failed
 //! (a server error, a crash) becomes an error result the model sees, never an exception that
 //! ends the run. The loop stops at the first turn without tool calls, or at the step limit.
+//!
+//! With the prompt provider (a model without function calling) the tools go into the system
+//! message as text, the conversation given is rewritten into the format's text, the calls are
+//! read out of the reply text and judged (an unknown tool, bad JSON, arguments failing the
+//! schema: an error result with a message for the model), and the results go back as a
+//! `user` message in the format. A model that keeps getting the format wrong is stopped after
+//! [`MAX_FORMAT_ERRORS`] replies in a row with a malformed call ([`StopReason::FormatErrors`],
+//! the reason in [`Transcript::reason`]).
 
 use std::{future::Future, pin::Pin};
 
@@ -18,19 +26,25 @@ use crate::{
     Result,
     protocol::CallToolResult,
     schema::{
-        Provider, ToolOutcome, TranslateOptions, assistant_messages, assistant_text,
-        result_messages, tool_calls,
+        PromptCall, Provider, ToolCall, ToolOutcome, TranslateOptions, Translation,
+        assistant_messages, assistant_text, prompt::rewrite_history, prompt_text, result_messages,
+        tool_calls,
     },
 };
+
+/// Replies in a row with a malformed call after which a prompt-provider run stops.
+pub const MAX_FORMAT_ERRORS: usize = 3;
 
 /// What the model is asked each step.
 #[derive(Clone, Debug)]
 pub struct ModelRequest {
     /// The provider whose format `messages` and `tools` are in.
     pub provider: Provider,
-    /// The conversation so far.
+    /// The conversation so far (prompt provider: with the tools' text in the system
+    /// message, ready to send).
     pub messages: Vec<Value>,
-    /// The request's `tools` value, ready to send.
+    /// The request's `tools` value, ready to send (prompt provider: the system text, a
+    /// string, already in `messages`).
     pub tools: Value,
     /// Which step this is (1-based).
     pub step: usize,
@@ -85,6 +99,8 @@ pub enum StopReason {
     Final,
     /// The step limit was reached with the model still calling tools.
     StepLimit,
+    /// Prompt provider: [`MAX_FORMAT_ERRORS`] replies in a row had a malformed call.
+    FormatErrors,
 }
 
 /// One tool call the loop made.
@@ -119,6 +135,52 @@ pub struct Transcript {
     pub stop: StopReason,
     /// Every tool call, in order.
     pub calls: Vec<CallRecord>,
+    /// Why the run stopped, in words, when it did not end with an answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// The conversation with the tools' text added to the system message (appended after a blank
+/// line, as Qwen-Agent and minja do, or as a new first message).
+fn with_system(messages: &[Value], system: &str) -> Vec<Value> {
+    let mut out = messages.to_vec();
+    match out.first_mut() {
+        Some(first) if first.get("role").and_then(Value::as_str) == Some("system") => {
+            let text = prompt_text(first);
+            first["content"] = Value::String(if text.is_empty() {
+                system.to_owned()
+            } else {
+                format!("{text}\n\n{system}")
+            });
+        }
+        _ => out.insert(0, serde_json::json!({"role": "system", "content": system})),
+    }
+    out
+}
+
+/// A turn's calls: the provider's structured ones, or (prompt provider) those read out of the
+/// reply text, with the malformed ones kept as their error text.
+fn calls_of(
+    provider: Provider,
+    translation: &Translation,
+    turn: &Value,
+) -> (Vec<Result<ToolCall, ToolCall>>, String, bool) {
+    if provider.prompt_format().is_none() {
+        let calls = tool_calls(provider, turn).into_iter().map(Ok).collect();
+        return (calls, assistant_text(provider, turn), false);
+    }
+    let Some(parsed) = translation.parse_reply(&prompt_text(turn)) else {
+        return (Vec::new(), String::new(), false);
+    };
+    let calls = parsed
+        .calls
+        .iter()
+        .map(|c| match c {
+            PromptCall::Call(call) => Ok(call.clone()),
+            PromptCall::Error(_) => Err(c.to_tool_call()),
+        })
+        .collect();
+    (calls, parsed.text(), parsed.has_errors())
 }
 
 impl Host {
@@ -130,23 +192,34 @@ impl Host {
         options: &AgentOptions,
     ) -> Result<Transcript> {
         let provider = options.provider;
-        let mut messages = messages;
+        let mut messages = match provider.prompt_format() {
+            Some(format) => rewrite_history(format, &messages),
+            None => messages,
+        };
         let mut calls = Vec::new();
         let mut final_text = String::new();
+        let mut format_errors = 0;
         for step in 1..=options.max_steps.max(1) {
             // Cached per server: re-listed only after `list_changed`.
             let translation = self.translate(provider, &options.translate).await;
+            let tools = translation.request_tools();
+            let sent = match &tools {
+                Value::String(system) if provider.prompt_format().is_some() => {
+                    with_system(&messages, system)
+                }
+                _ => messages.clone(),
+            };
             let turn = model
                 .turn(ModelRequest {
                     provider,
-                    messages: messages.clone(),
-                    tools: translation.request_tools(),
+                    messages: sent,
+                    tools,
                     step,
                 })
                 .await?;
             messages.extend(assistant_messages(provider, &turn));
-            final_text = assistant_text(provider, &turn);
-            let asked = tool_calls(provider, &turn);
+            let (asked, text, malformed) = calls_of(provider, &translation, &turn);
+            final_text = text;
             if asked.is_empty() {
                 return Ok(Transcript {
                     messages,
@@ -154,11 +227,21 @@ impl Host {
                     steps: step,
                     stop: StopReason::Final,
                     calls,
+                    reason: None,
                 });
             }
+            format_errors = if malformed { format_errors + 1 } else { 0 };
             let runs = asked.iter().map(|call| {
                 let translation = &translation;
                 async move {
+                    let call = match call {
+                        Ok(call) => call,
+                        // Already judged: the message is for the model as it is.
+                        Err(bad) => {
+                            let text = bad.arguments.clone().err().unwrap_or_default();
+                            return (None, Value::Null, CallToolResult::error(text));
+                        }
+                    };
                     match translation.route(call) {
                         Err(text) => (None, Value::Null, CallToolResult::error(text)),
                         Ok((target, args)) => {
@@ -181,6 +264,7 @@ impl Host {
             let done = futures::future::join_all(runs).await;
             let mut outcomes = Vec::with_capacity(done.len());
             for (call, (target, sent, result)) in asked.into_iter().zip(done) {
+                let call = call.unwrap_or_else(|bad| bad);
                 calls.push(CallRecord {
                     step,
                     name: call.name.clone(),
@@ -197,6 +281,21 @@ impl Host {
                 outcomes.push(ToolOutcome { call, result });
             }
             messages.extend(result_messages(provider, &outcomes));
+            if format_errors >= MAX_FORMAT_ERRORS {
+                return Ok(Transcript {
+                    messages,
+                    final_text,
+                    steps: step,
+                    stop: StopReason::FormatErrors,
+                    calls,
+                    reason: Some(format!(
+                        "stopped: the model wrote a malformed tool call in {format_errors} \
+                         replies in a row (format `{}`); the last error: {}",
+                        provider.prompt_format().map_or("", |f| f.as_str()),
+                        last_error(&outcomes)
+                    )),
+                });
+            }
         }
         Ok(Transcript {
             messages,
@@ -204,6 +303,20 @@ impl Host {
             steps: options.max_steps.max(1),
             stop: StopReason::StepLimit,
             calls,
+            reason: Some(format!(
+                "stopped: the model was still calling tools after {} steps",
+                options.max_steps.max(1)
+            )),
         })
     }
+}
+
+/// The text of the last error result of a turn.
+fn last_error(outcomes: &[ToolOutcome]) -> String {
+    outcomes
+        .iter()
+        .rev()
+        .find(|o| o.result.is_error())
+        .map(|o| o.result.text_content())
+        .unwrap_or_default()
 }

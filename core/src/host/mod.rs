@@ -29,7 +29,9 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::Mutex;
 
-pub use agent::{AgentOptions, CallRecord, Model, ModelRequest, StopReason, Transcript};
+pub use agent::{
+    AgentOptions, CallRecord, MAX_FORMAT_ERRORS, Model, ModelRequest, StopReason, Transcript,
+};
 pub use config::{Config, ServerSpec, TransportSpec};
 
 use crate::{

@@ -16,6 +16,7 @@
 //! | `names` | provider-safe, namespaced names with a reverse map |
 //! | `translate` | the provider-independent entry points |
 //! | `openai`, `responses`, `anthropic`, `gemini`, `langchain` | one provider each, both ways |
+//! | `prompt` | models without function calling: tools as system-prompt text, calls read from the reply |
 
 pub mod anthropic;
 mod depth;
@@ -27,6 +28,7 @@ pub mod normalize;
 pub mod notes;
 pub mod nulls;
 pub mod openai;
+pub mod prompt;
 pub mod responses;
 mod results;
 pub mod strict;
@@ -39,10 +41,11 @@ pub use names::{NameMap, NameRules, Namespace, ToolRef, UnknownNamespace};
 pub use normalize::{MAX_SCHEMA_BYTES, MAX_TRANSLATE_DEPTH, normalize};
 pub use notes::Note;
 pub use nulls::strip_nulls;
+pub use prompt::{FormatError, FormatErrorKind, Parsed, PromptCall, PromptFormat};
 pub use strict::{StrictSchema, to_strict};
 pub use translate::{
     Provider, ServerTools, ToolCall, ToolOutcome, ToolReport, TranslateOptions, TranslatedTool,
-    Translation, assistant_messages, assistant_text, result_messages, tool_calls, translate,
-    translate_tool, translate_value,
+    Translation, assistant_messages, assistant_text, prompt_text, result_messages, tool_calls,
+    translate, translate_tool, translate_value,
 };
 pub use validate::{MAX_SCHEMA_DEPTH, SchemaValidator};

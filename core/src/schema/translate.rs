@@ -20,7 +20,9 @@ use super::{
     normalize::normalize,
     notes::Note,
     nulls::strip_nulls,
-    openai, responses,
+    openai,
+    prompt::{self, Catalog, Parsed, PromptFormat},
+    responses,
     strict::to_strict,
 };
 use crate::{
@@ -29,8 +31,7 @@ use crate::{
 };
 
 /// An LLM API whose tool format oxmcp speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Provider {
     /// OpenAI Chat Completions (`tools[].function`).
     OpenAi,
@@ -44,10 +45,20 @@ pub enum Provider {
     GeminiOpenApi,
     /// LangChain's tool shape (`args_schema`, `ToolMessage`).
     LangChain,
+    /// A model without function calling: the tools as system-prompt text, the calls read out
+    /// of the reply text, in one of the [`PromptFormat`]s (see [`super::prompt`]).
+    Prompt(PromptFormat),
+}
+
+impl Serialize for Provider {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl Provider {
-    /// Every provider.
+    /// Every function-calling provider (the prompt provider's formats are
+    /// [`PromptFormat::ALL`]).
     pub const ALL: [Provider; 6] = [
         Provider::OpenAi,
         Provider::Responses,
@@ -58,7 +69,8 @@ impl Provider {
     ];
 
     /// The provider's stable name (`openai`, `responses`, `anthropic`, `gemini`,
-    /// `gemini-openapi`, `langchain`).
+    /// `gemini-openapi`, `langchain`, `prompt:hermes`, `prompt:json`, `prompt:react`,
+    /// `prompt:xml`).
     pub fn as_str(self) -> &'static str {
         match self {
             Provider::OpenAi => "openai",
@@ -67,12 +79,30 @@ impl Provider {
             Provider::Gemini => "gemini",
             Provider::GeminiOpenApi => "gemini-openapi",
             Provider::LangChain => "langchain",
+            Provider::Prompt(PromptFormat::Hermes) => "prompt:hermes",
+            Provider::Prompt(PromptFormat::Json) => "prompt:json",
+            Provider::Prompt(PromptFormat::React) => "prompt:react",
+            Provider::Prompt(PromptFormat::Xml) => "prompt:xml",
         }
     }
 
-    /// Parses [`Provider::as_str`].
+    /// Parses [`Provider::as_str`]; `prompt` alone is `prompt:hermes`.
     pub fn parse(name: &str) -> Option<Provider> {
+        if name == "prompt" {
+            return Some(Provider::Prompt(PromptFormat::Hermes));
+        }
+        if let Some(format) = name.strip_prefix("prompt:") {
+            return PromptFormat::parse(format).map(Provider::Prompt);
+        }
         Provider::ALL.into_iter().find(|p| p.as_str() == name)
+    }
+
+    /// The format, for the prompt provider.
+    pub fn prompt_format(self) -> Option<PromptFormat> {
+        match self {
+            Provider::Prompt(f) => Some(f),
+            _ => None,
+        }
     }
 
     /// The naming rules of the provider.
@@ -218,8 +248,19 @@ pub fn translate_tool(
         Provider::LangChain => {
             out.value = langchain::tool(name, &description, source.clone(), tool, output_schema)
         }
+        // The schema as is: the model reads it, nothing has to accept it.
+        Provider::Prompt(_) => out.value = openai_shape(name, &description, source.clone()),
     }
     Ok(out)
+}
+
+/// The prompt provider's tool value: the function shape the Hermes template writes, without
+/// OpenAI's `strict`.
+fn openai_shape(name: &str, description: &str, parameters: Value) -> Value {
+    json!({
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": parameters},
+    })
 }
 
 #[derive(Clone, Debug)]
@@ -370,8 +411,24 @@ impl Translation {
             Provider::Gemini | Provider::GeminiOpenApi => {
                 json!([{ "functionDeclarations": self.tools }])
             }
+            // No `tools` field: the text for the system prompt.
+            Provider::Prompt(format) => Value::String(prompt::render(format, &self.tools)),
             _ => Value::Array(self.tools.clone()),
         }
+    }
+
+    /// The prompt provider's system-prompt text (`None` for the function-calling providers).
+    pub fn system_text(&self) -> Option<String> {
+        let format = self.provider.prompt_format()?;
+        Some(prompt::render(format, &self.tools))
+    }
+
+    /// The prompt provider's reading of a reply: content, reasoning, and every call judged
+    /// against these tools (`None` for the function-calling providers, whose calls come in
+    /// structured fields: [`tool_calls`]).
+    pub fn parse_reply(&self, text: &str) -> Option<Parsed> {
+        let format = self.provider.prompt_format()?;
+        Some(prompt::parse(format, text, self))
     }
 
     /// Maps a model's tool call to the server, tool and `tools/call` arguments. `Err` is text
@@ -401,6 +458,36 @@ impl Translation {
             strip_nulls(&mut args, &entry.source);
         }
         Ok((target.clone(), args))
+    }
+}
+
+impl Catalog for Translation {
+    fn tool_names(&self) -> Vec<&str> {
+        self.reports
+            .iter()
+            .filter(|r| r.error.is_none())
+            .map(|r| r.name.as_str())
+            .collect()
+    }
+
+    fn input_schema(&self, name: &str) -> Option<&Value> {
+        self.entries.get(name).map(|e| &e.source)
+    }
+}
+
+/// Any name, any arguments: the syntactic reading [`tool_calls`] gives for the prompt
+/// provider, where no translation is at hand.
+struct AnyTool;
+
+static ANY_SCHEMA: Value = Value::Bool(true);
+
+impl Catalog for AnyTool {
+    fn tool_names(&self) -> Vec<&str> {
+        Vec::new()
+    }
+
+    fn input_schema(&self, _: &str) -> Option<&Value> {
+        Some(&ANY_SCHEMA)
     }
 }
 
@@ -449,6 +536,21 @@ pub fn tool_calls(provider: Provider, turn: &Value) -> Vec<ToolCall> {
         Provider::Anthropic => anthropic::calls(turn),
         Provider::Gemini | Provider::GeminiOpenApi => gemini::calls(turn),
         Provider::LangChain => langchain::calls(turn),
+        // Syntax only: [`Translation::parse_reply`] also checks names and schemas.
+        Provider::Prompt(format) => prompt::parse(format, &prompt_text(turn), &AnyTool)
+            .calls
+            .iter()
+            .map(prompt::PromptCall::to_tool_call)
+            .collect(),
+    }
+}
+
+/// The text of a prompt-provider turn: a string, a message, or a whole Chat Completions
+/// response (`choices[0].message`).
+pub fn prompt_text(turn: &Value) -> String {
+    match turn {
+        Value::String(s) => s.clone(),
+        other => joined_text(openai::message(other).get("content"), &["text"]),
     }
 }
 
@@ -460,6 +562,7 @@ pub fn result_messages(provider: Provider, outcomes: &[ToolOutcome]) -> Vec<Valu
         Provider::Anthropic => anthropic::results(outcomes),
         Provider::Gemini | Provider::GeminiOpenApi => gemini::results(outcomes),
         Provider::LangChain => langchain::results(outcomes),
+        Provider::Prompt(format) => prompt::result_messages(format, outcomes),
     }
 }
 
@@ -472,6 +575,7 @@ pub fn assistant_messages(provider: Provider, turn: &Value) -> Vec<Value> {
         Provider::Anthropic => vec![anthropic::message(turn)],
         Provider::Gemini | Provider::GeminiOpenApi => vec![gemini::content(turn).clone()],
         Provider::LangChain => vec![turn.clone()],
+        Provider::Prompt(_) => vec![json!({"role": "assistant", "content": prompt_text(turn)})],
     }
 }
 
@@ -483,6 +587,7 @@ pub fn assistant_text(provider: Provider, turn: &Value) -> String {
         Provider::Anthropic => anthropic::text(turn),
         Provider::Gemini | Provider::GeminiOpenApi => gemini::text(turn),
         Provider::LangChain => langchain::text(turn),
+        Provider::Prompt(_) => prompt_text(turn),
     }
 }
 
