@@ -21,6 +21,7 @@ help:
 	@echo "            interop with the official Python and TypeScript SDKs), fuzz corpus replay,"
 	@echo "            the official conformance suite (make conformance), scale-out on Redis"
 	@echo "            (make scale-out-test), the Python and Node bindings (make python-test, node-test)"
+	@echo "make docs   the documentation site with the API reference, into target/docs-site"
 	@echo "make bench  oxmcp side by side with the official SDKs (not part of make test; ~10 min)"
 
 # The seed story (examples/rust/seed_story.rs on examples/demo/seed-story.json): the Python
@@ -43,7 +44,7 @@ demo: python-wheel node-pack $(DEMO_VENV)/.uv-$(UV_VERSION)
 	  OXMCP_NODE_TGZ=$(NODE_TARBALL) OXMCP_NODE_WEATHER_TGZ=$(NODE_WEATHER_TARBALL) \
 	  ./target/debug/examples/seed_story examples/demo/seed-story.json --trace
 
-test: lint rust-tests conformance scale-out-conformance python-test node-test
+test: lint rust-tests conformance scale-out-conformance python-test node-test docs-test
 	@echo "make test: all checks passed"
 
 lint:
@@ -388,3 +389,73 @@ node-test: node-pack conformance-deps scale-out-deps host-deps
 	  --client "node $(NODE_SCRATCH)/conformance_client.mjs" \
 	  --expected $(CONFORMANCE_DIR)/expected-failures-node.json --out target/conformance-node
 	@echo "node-test: all Node checks passed"
+
+# --- Documentation (issue 22): the site, the API reference, every snippet executed ----------
+# (section owned by the docs)
+# `docs` builds the site into target/docs-site: the API reference first, into docs/api/
+# (gitignored): cargo doc with missing docs and every rustdoc lint denied, pdoc on the
+# installed wheel (the test venv: the typed layer and the native module's stubs), TypeDoc on
+# bindings-node/index.d.ts; then `mkdocs build --strict`, which fails on any warning (a broken
+# internal link or anchor included). The Python tools are pinned in docs/requirements.txt
+# (a venv under target/test-tools), the Node ones in docs/package-lock.json (`npm ci`).
+# `docs-test` runs every code block of README.md, CONTRIBUTING.md and docs/ with
+# tests/docs/snippets.py: Python against the test venv's wheel, JavaScript against the packed
+# tarball, shell blocks that run `oxmcp` against the wheel's CLI, Rust as doctests
+# (core/src/docs.rs) and the README's two Rust examples built and run; it lists the blocks
+# marked `skip` and the external links, and checks the internal links and anchors. It reuses
+# the wheel and tarball that python-test and node-test built (it builds neither).
+DOCS_VENV := $(TOOLS)/docs-venv
+DOCS_VENV_STAMP := $(DOCS_VENV)/.requirements-installed
+DOCS_NODE := $(TOOLS)/docs-node
+DOCS_NODE_STAMP := $(DOCS_NODE)/node_modules/.npm-ci-done
+DOCS_SCRATCH := $(CURDIR)/target/docs-test
+DOCS_RUN = $(PY_TEST_VENV)/bin/python tests/docs/snippets.py --python $(PY_TEST_VENV)/bin/python \
+  --node-modules $(DOCS_NODE)/node_modules --path $(PY_TEST_VENV)/bin
+
+.PHONY: docs docs-deps docs-api docs-test docs-check-artifacts
+docs-deps: $(DOCS_VENV_STAMP) $(DOCS_NODE_STAMP)
+
+$(DOCS_VENV)/bin/python:
+	$(PY_BASE_PYTHON) -m venv $(DOCS_VENV)
+
+$(DOCS_VENV_STAMP): docs/requirements.txt | $(DOCS_VENV)/bin/python
+	$(DOCS_VENV)/bin/python -m pip install --no-input --disable-pip-version-check \
+	  -r docs/requirements.txt
+	touch $@
+
+$(DOCS_NODE_STAMP): docs/package.json docs/package-lock.json
+	command -v npm >/dev/null || { echo "docs-deps: npm is not on PATH" >&2; exit 1; }
+	rm -rf $(DOCS_NODE) && mkdir -p $(DOCS_NODE)
+	cp docs/package.json docs/package-lock.json $(DOCS_NODE)/
+	cd $(DOCS_NODE) && $(NPM) ci --no-audit --no-fund
+	touch $@
+
+# The wheel and tarball come from python-venv and node-pack (make test has built them by now).
+docs-check-artifacts:
+	test -x $(PY_TEST_VENV)/bin/python || { echo "docs: run make python-venv first" >&2; exit 1; }
+	test -f $(NODE_TARBALL) || { echo "docs: run make node-pack first" >&2; exit 1; }
+
+docs-api: docs-deps docs-check-artifacts
+	rm -rf docs/api && mkdir -p docs/api
+	RUSTDOCFLAGS="-D warnings -D missing_docs" $(CARGO) doc --locked -p oxmcp --no-deps
+	cp -r target/doc docs/api/rust
+	site=$$($(PY_TEST_VENV)/bin/python -c 'import oxmcp, pathlib; print(pathlib.Path(oxmcp.__file__).parents[1])'); \
+	  PYTHONPATH="$$site" $(DOCS_VENV)/bin/pdoc --no-show-source -o docs/api/python \
+	    oxmcp oxmcp.cli oxmcp.host oxmcp.auth oxmcp.langchain
+	$(DOCS_NODE)/node_modules/.bin/typedoc --options docs/typedoc.json
+
+docs: docs-api
+	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs build --strict
+	@echo "docs: the site is in target/docs-site (index.html)"
+
+docs-test: docs-deps docs-check-artifacts scale-out-deps
+	cd $(DOCS_NODE) && $(NPM) install --no-save --no-audit --no-fund $(NODE_TARBALL)
+	$(CARGO) build --locked --example readme_server --example readme_client
+	$(CARGO) test --locked -p oxmcp --doc docs::
+	# The runner's own test: tests/docs/broken.md must fail exactly as it says it does.
+	rc=0; $(DOCS_RUN) --scratch $(DOCS_SCRATCH)/selftest tests/docs/broken.md \
+	  > $(DOCS_SCRATCH)-selftest.log 2>&1 || rc=$$?; \
+	if [ $$rc -ne 1 ] || ! grep -qx 'snippets: 1 passed, 7 failed' $(DOCS_SCRATCH)-selftest.log; then \
+	  cat $(DOCS_SCRATCH)-selftest.log; echo "docs-test: the runner's self-test failed" >&2; exit 1; fi
+	$(DOCS_RUN) --scratch $(DOCS_SCRATCH)
+	$(MAKE) docs

@@ -19,6 +19,8 @@
 pub mod auth;
 pub mod cli;
 pub mod client;
+#[cfg(doctest)]
+mod docs;
 pub mod embed;
 pub mod error;
 #[doc(hidden)]

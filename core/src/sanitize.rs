@@ -18,7 +18,7 @@
 
 use std::borrow::Cow;
 
-/// The cap of [`line`]: enough for any honest message, short enough that a peer cannot fill
+/// The cap of [`line()`]: enough for any honest message, short enough that a peer cannot fill
 /// the screen with one.
 pub const LINE_CAP: usize = 2000;
 /// The cap of [`block`].
@@ -34,7 +34,7 @@ pub fn line(text: &str) -> Cow<'_, str> {
 pub const QUOTE: &str = "  | ";
 
 /// `text` as a quoted block: its newlines kept (multi-line by design) and every line starting
-/// with [`QUOTE`], everything else as in [`line`], at most [`BLOCK_CAP`] characters. Shown
+/// with [`QUOTE`], everything else as in [`line()`], at most [`BLOCK_CAP`] characters. Shown
 /// after a header line of ours (`--- server stderr (tail) ---`).
 pub fn block(text: &str) -> Cow<'_, str> {
     let cleaned = clean(text, true, BLOCK_CAP);
