@@ -9,7 +9,7 @@ import { writeFileSync, mkdtempSync, openSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { Client, ConnectionClosedError, InvalidArgumentError } from 'oxmcp';
+import { Client, ConnectionClosedError, InvalidArgumentError, RpcError } from 'oxmcp';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const fixture = (name) => path.join(here, 'fixtures', name);
@@ -233,4 +233,60 @@ test('a hosted server exits when its client hangs up, and on close() with stdin 
   s.child.stdin.end();
   const [code] = await s.exited;
   assert.equal(code, 0, s.stderr());
+});
+
+// A peer's error message and stderr laced with what would rewrite a terminal (an OSC title,
+// BEL, CR, clear-screen, a bidi override): the exception's message shows them escaped, and the
+// exact text stays in `data` / the stderr the error carries.
+const HOSTILE = '\x1b]0;pwned\x07\r\x1b[2J\u202eoxmcp: logged in';
+const HOSTILE_PEER = `
+const EVIL = JSON.parse(process.argv[2]);
+let buffered = '';
+process.stdin.on('data', (d) => {
+  buffered += d;
+  let nl;
+  while ((nl = buffered.indexOf('\\n')) >= 0) {
+    const m = JSON.parse(buffered.slice(0, nl));
+    buffered = buffered.slice(nl + 1);
+    if (m.id === undefined || !m.method) continue;
+    let r;
+    if (m.method === 'initialize') {
+      r = { result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'evil', version: '1' } } };
+    } else if (m.method === 'tools/call' && m.params.name === 'die') {
+      process.stderr.write('last words' + EVIL + '\\n', () => process.exit(3));
+      return;
+    } else if (m.method === 'tools/call') {
+      r = { error: { code: -32000, message: 'refused' + EVIL, data: { why: EVIL } } };
+    } else {
+      r = { error: { code: -32601, message: 'method not found' } };
+    }
+    process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, ...r }) + '\\n');
+  }
+});
+`;
+
+function rawControl(text) {
+  return [...text].filter((c) => {
+    const n = c.codePointAt(0);
+    return (n < 0x20 && n !== 0x0a) || (n >= 0x7f && n <= 0x9f) || n === 0x202e;
+  });
+}
+
+test("a peer's text in an exception message is sanitized; the exact text stays in data", async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'oxmcp-hostile-'));
+  const script = path.join(dir, 'hostile.cjs');
+  writeFileSync(script, HOSTILE_PEER);
+  const client = await Client.stdio(process.execPath, [script, JSON.stringify(HOSTILE)]);
+  try {
+    const refused = await client.callTool('anything', {}).then(() => null, (e) => e);
+    assert.ok(refused instanceof RpcError, String(refused));
+    assert.deepEqual(rawControl(refused.message), [], JSON.stringify(refused.message));
+    assert.ok(refused.message.includes('\\x1b]0;pwned\\x07\\r') && refused.message.includes('\\u202e'), refused.message);
+    assert.deepEqual(refused.data, { why: HOSTILE });
+    const closed = await client.callTool('die', {}).then(() => null, (e) => e);
+    assert.ok(closed instanceof ConnectionClosedError, String(closed));
+    assert.deepEqual(rawControl(closed.message), [], JSON.stringify(closed.message));
+  } finally {
+    await client.close();
+  }
 });
