@@ -162,6 +162,9 @@ struct Shared {
     inbound: mpsc::Sender<Inbound>,
     stop: CancellationToken,
     get_started: std::sync::atomic::AtomicBool,
+    /// False from the GET stream's start until the server answered it (or the stream gave
+    /// up): the first requests of a session wait for it, see `GET_READY_WAIT`.
+    get_ready: tokio::sync::watch::Sender<bool>,
     /// Serializes re-initialization after a 404.
     reinit: tokio::sync::Mutex<()>,
     param_headers: ParamHeaderTable,
@@ -198,6 +201,7 @@ impl Transport for HttpClientTransport {
             inbound: in_tx,
             stop: CancellationToken::new(),
             get_started: std::sync::atomic::AtomicBool::new(false),
+            get_ready: tokio::sync::watch::Sender::new(true),
             reinit: tokio::sync::Mutex::new(()),
             param_headers: self.param_headers,
         });
@@ -285,6 +289,9 @@ async fn send(shared: &Arc<Shared>, body: Bytes, message: Value) -> Option<BoxFu
     }
     let shared = shared.clone();
     Some(Box::pin(async move {
+        if !ids.is_empty() && method != methods::INITIALIZE {
+            wait_for_get_stream(&shared).await;
+        }
         let mut attempt = 0;
         loop {
             let headers = message_headers(&shared, &message);
@@ -828,6 +835,37 @@ async fn read_sse(
     (parser.last_event_id().map(str::to_owned), retry)
 }
 
+/// How long a session's first requests wait for its GET stream to be answered. A server may
+/// send a request it makes while handling ours (an elicitation in a tool call) on the GET
+/// stream, and may drop it when that stream is not open yet (the TypeScript SDK's server
+/// does); the GET is sent right after `initialize`, so this is one round trip at most.
+const GET_READY_WAIT: Duration = Duration::from_secs(2);
+
+async fn wait_for_get_stream(shared: &Shared) {
+    // Every request passes here: a subscription only when there is something to wait for.
+    if *shared.get_ready.borrow() {
+        return;
+    }
+    let mut ready = shared.get_ready.subscribe();
+    if tokio::time::timeout(GET_READY_WAIT, ready.wait_for(|r| *r))
+        .await
+        .is_err()
+    {
+        tracing::debug!(target: "oxmcp::http", "the GET stream was not answered in time; sending anyway");
+        // Only once: the requests after this one do not wait for it again.
+        shared.get_ready.send_replace(true);
+    }
+}
+
+/// Marks the GET stream answered when its task ends on any path.
+struct GetReady(Arc<Shared>);
+
+impl Drop for GetReady {
+    fn drop(&mut self) {
+        self.0.get_ready.send_replace(true);
+    }
+}
+
 /// Opens the session's GET stream once, and keeps it open (resuming after drops) until the
 /// transport closes or the server says it has none (405).
 fn start_get_stream(shared: &Arc<Shared>) {
@@ -838,8 +876,10 @@ fn start_get_stream(shared: &Arc<Shared>) {
     {
         return;
     }
+    shared.get_ready.send_replace(false);
     let shared = shared.clone();
     tokio::spawn(async move {
+        let _ready_on_exit = GetReady(shared.clone());
         let mut last_id: Option<String> = None;
         let mut delay = Duration::from_millis(500);
         // The session the stream belongs to, and one the server said it no longer knows.
@@ -874,7 +914,7 @@ fn start_get_stream(shared: &Arc<Shared>) {
                 continue;
             };
             let headers = version_header(&shared);
-            match request(
+            let answered = request(
                 &shared,
                 Method::GET,
                 &shared.url,
@@ -883,8 +923,10 @@ fn start_get_stream(shared: &Arc<Shared>) {
                 headers,
                 last_id.as_deref(),
             )
-            .await
-            {
+            .await;
+            // Answered (even refused): the requests waiting for the stream may go.
+            shared.get_ready.send_replace(true);
+            match answered {
                 Ok(r) if r.status().is_success() => {
                     let mut none = Vec::new();
                     let (l, retry) = read_sse(&shared, r.into_body(), &mut none).await;
