@@ -117,10 +117,14 @@ fn config_message(
     s
 }
 
+/// The line that opens a child's stderr tail inside an error message; the CLI cuts a
+/// message there when it prints the tail itself, so the tail is not shown twice.
+pub(crate) const STDERR_TAIL_HEADING: &str = "\n--- server stderr (tail) ---\n";
+
 fn stderr_suffix(stderr: &Option<String>) -> String {
     match stderr {
         Some(s) if !s.trim().is_empty() => {
-            format!("\n--- server stderr (tail) ---\n{}", block(s.trim_end()))
+            format!("{STDERR_TAIL_HEADING}{}", block(s.trim_end()))
         }
         _ => String::new(),
     }

@@ -590,3 +590,23 @@ fn every_command_has_its_own_help() {
         assert!(text.contains(command), "the overview lists `{command}`");
     }
 }
+
+#[test]
+fn a_crashed_server_shows_its_stderr_tail_once() {
+    let cfg = write_config(
+        "crash-tail",
+        json!({"mcpServers": {"crashy": {
+            "command": "sh",
+            // The markers are assembled at run time: the error names the command line,
+            // which must not count as a copy of the tail.
+            "args": ["-c", "m=crash-marker; echo \"$m-1\" >&2; echo \"$m-2\" >&2; exit 3"]
+        }}}),
+    );
+    let o = oxmcp(&["tools", "--config", cfg.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(code(&o), 4, "{err}");
+    assert!(err.contains("server `crashy` failed"), "{err}");
+    for marker in ["crash-marker-1", "crash-marker-2"] {
+        assert_eq!(err.matches(marker).count(), 1, "{marker}: {err}");
+    }
+}

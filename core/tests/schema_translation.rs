@@ -593,9 +593,19 @@ fn bad_arguments_and_unknown_names_become_text_for_the_model() {
         let call = &tool_calls(Provider::OpenAi, &turn)[0];
         let err = t.route(call).unwrap_err();
         assert!(
-            err.starts_with("Error:") && err.contains("trips__book_trip"),
+            !err.starts_with("Error") && err.contains("trips__book_trip"),
             "{raw}: {err}"
         );
+        // The provider's formatter marks the error once: "Error: Error: …" reads as noise
+        // to a model.
+        let sent = result_messages(
+            Provider::OpenAi,
+            &[ToolOutcome {
+                call: call.clone(),
+                result: CallToolResult::error(err.clone()),
+            }],
+        );
+        assert_eq!(sent[0]["content"], format!("Error: {err}"), "{raw}");
     }
     let call = ToolCall {
         id: None,

@@ -252,7 +252,7 @@ impl Host {
                             {
                                 Ok(r) => r,
                                 Err(e) => CallToolResult::error(format!(
-                                    "Error: calling `{}` on server `{}` failed: {e}",
+                                    "calling `{}` on server `{}` failed: {e}",
                                     target.tool, target.server
                                 )),
                             };

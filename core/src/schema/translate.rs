@@ -433,24 +433,25 @@ impl Translation {
 
     /// Maps a model's tool call to the server, tool and `tools/call` arguments. `Err` is text
     /// to send back to the model as an error result (an unknown tool, arguments that are not
-    /// a JSON object), never a reason to stop.
+    /// a JSON object), never a reason to stop. It carries no "Error:" prefix: each provider's
+    /// result formatter marks error results its own way (a prefix, `is_error`, an `error` key).
     pub fn route(&self, call: &ToolCall) -> Result<(ToolRef, Map<String, Value>), String> {
         let Some(target) = self.names.resolve(&call.name) else {
             return Err(format!(
-                "Error: there is no tool named `{}`. Available tools: {}.",
+                "there is no tool named `{}`. Available tools: {}.",
                 call.name,
                 self.names.names().collect::<Vec<_>>().join(", ")
             ));
         };
         let Some(entry) = self.entries.get(&call.name) else {
             return Err(format!(
-                "Error: the tool `{}` is unavailable (its schema was refused).",
+                "the tool `{}` is unavailable (its schema was refused).",
                 call.name
             ));
         };
         let mut args = call.arguments.clone().map_err(|why| {
             format!(
-                "Error: the arguments for `{}` were not usable: {why}. Send a JSON object.",
+                "the arguments for `{}` were not usable: {why}. Send a JSON object.",
                 call.name
             )
         })?;
