@@ -26,6 +26,7 @@ pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod host;
+mod inspect;
 pub mod jsonrpc;
 pub mod protocol;
 mod random;

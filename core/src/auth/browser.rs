@@ -177,7 +177,7 @@ impl Authorizer for BrowserAuthorizer {
 }
 
 /// Starts the browser on `url` without a shell, and reaps it in the background.
-fn open_browser(url: &str) {
+pub(crate) fn open_browser(url: &str) {
     let mut argv: Vec<String> = match std::env::var("BROWSER") {
         Ok(b) if !b.trim().is_empty() => b
             .split(':')

@@ -30,6 +30,9 @@ mod target;
 mod token;
 
 pub use authorize::{Authorizer, HeadlessAuthorizer, check_authorization_url};
+/// Starts the user's browser on a URL (`$BROWSER`, else `xdg-open` or `open`); `oxmcp inspect`
+/// opens its page with it.
+pub(crate) use browser::open_browser;
 pub use browser::{BrowserAuthorizer, UrlNotice};
 pub use challenge::BearerChallenge;
 pub use jwt::ClientAssertionKey;

@@ -15,6 +15,7 @@ pub(super) fn command(command: &str) -> Option<&'static str> {
         "prompts" => PROMPTS,
         "prompt" => PROMPT,
         "ping" => PING,
+        "inspect" => INSPECT,
         _ => return None,
     })
 }
@@ -105,5 +106,20 @@ help!(
 Starts every server (or SERVER only), pings each one and prints a JSON object: server name to
 {\"ok\": true, \"ms\": ROUND_TRIP} or {\"ok\": false, \"error\": ...}. Exit 4 when a server
 could not start, 5 when a started one did not answer the ping.
+"
+);
+help!(
+    INSPECT,
+    "usage: oxmcp inspect [--port N] [--no-open]
+
+Serves a web inspector on http://127.0.0.1:PORT (never another address; --port 0, the
+default, picks a free port) and prints its URL, with a fresh session token, as the first
+line of stdout; the browser opens on it unless --no-open. The page lists the config's
+servers (state, errors with the stderr tail, revision, capabilities), makes a form of each
+tool's inputSchema, calls it with live progress and cancel, reads resources and gets
+prompts, answers the server's sampling, elicitation and roots requests, and shows every
+JSON-RPC message (the trace), log notifications and the tools in each provider's format.
+Requests without the token, from another Origin or for another Host are refused. Only the
+servers of the config are ever started. Ctrl-C stops it and closes every server.
 "
 );

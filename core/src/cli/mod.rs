@@ -6,6 +6,7 @@
 //! oxmcp call    [--config mcp.json] SERVER TOOL ['{"city":"Beijing"}']
 //! oxmcp servers [--config mcp.json]
 //! oxmcp login   [--config mcp.json] SERVER
+//! oxmcp inspect [--config mcp.json] [--port N] [--no-open]
 //! oxmcp resources | read SERVER URI | prompts | prompt SERVER NAME [ARGS] | ping [SERVER]
 //! ```
 //!
@@ -23,6 +24,7 @@
 
 mod features;
 mod help;
+mod inspect;
 mod login;
 mod ping;
 mod prompts;
@@ -58,6 +60,7 @@ USAGE:
   oxmcp prompts [--config FILE]
   oxmcp prompt  [--config FILE] SERVER NAME [ARGUMENTS_JSON]
   oxmcp ping    [--config FILE] [SERVER]
+  oxmcp inspect [--config FILE] [--port N] [--no-open]
 
   tools    print every server's tools as JSON, in FORMAT:
            openai (Chat Completions, default), responses, anthropic, gemini
@@ -76,6 +79,9 @@ USAGE:
   prompts  print every server's prompts as JSON
   prompt   get one prompt (prompts/get), its arguments a JSON object of strings
   ping     ping every server (or SERVER) and print each round trip in milliseconds
+  inspect  a web page on 127.0.0.1 to try the servers by hand: tools as forms, results,
+           progress, resources, prompts, the server's questions, the trace; the URL (with
+           its token) is the first line on stdout
   `oxmcp COMMAND --help` says more about one command.
 
 OPTIONS:
@@ -118,6 +124,10 @@ struct Args {
     auth_dir: Option<PathBuf>,
     callback_port: Option<u16>,
     allow_loopback: bool,
+    /// `inspect --port` (`None`: a free port).
+    port: Option<u16>,
+    /// `inspect --no-open`: print the URL, do not start the browser.
+    no_open: bool,
     positional: Vec<String>,
 }
 
@@ -139,6 +149,8 @@ fn parse_args(argv: Vec<String>) -> Result<Args, u8> {
         deadline: None,
         auth_dir: None,
         callback_port: None,
+        port: None,
+        no_open: false,
         allow_loopback: false,
         positional: Vec::new(),
     };
@@ -169,6 +181,14 @@ fn parse_args(argv: Vec<String>) -> Result<Args, u8> {
                 }
             }
             "--trace" => args.trace = true,
+            "--no-open" => args.no_open = true,
+            "--port" => {
+                let v = value("--port")?;
+                match v.parse::<u16>() {
+                    Ok(p) => args.port = Some(p),
+                    Err(_) => return Err(usage(format!("--port `{v}` is not a port"))),
+                }
+            }
             "--namespace" => {
                 args.namespace = value("--namespace")?
                     .parse::<Namespace>()
@@ -217,7 +237,7 @@ pub async fn run(argv: Vec<String>) -> u8 {
     if help::command(&args.command).is_none() {
         return usage(format!(
             "unknown command `{}` (tools, call, servers, login, resources, read, prompts, \
-             prompt, ping)",
+             prompt, ping, inspect)",
             args.command
         ));
     }
@@ -249,7 +269,11 @@ pub async fn run(argv: Vec<String>) -> u8 {
             _ => return usage("`call` takes SERVER TOOL [ARGUMENTS_JSON]"),
         }
     } else {
-        if !args.positional.is_empty() && args.command != "login" && feature.is_none() {
+        if !args.positional.is_empty()
+            && args.command != "login"
+            && args.command != "inspect"
+            && feature.is_none()
+        {
             return usage(format!("unexpected argument `{}`", args.positional[0]));
         }
         None
@@ -294,6 +318,9 @@ pub async fn run(argv: Vec<String>) -> u8 {
     }
     if let Some(command) = feature {
         return command.run(&args, &path, config, options).await;
+    }
+    if args.command == "inspect" {
+        return inspect::inspect(&args, &path, config, options).await;
     }
     if args.command == "call" {
         // Only the named server is started: calling one tool should not wait for the others.
@@ -447,13 +474,19 @@ async fn report_failures(host: &Host) -> bool {
         if s.state == "failed" {
             failed = true;
             let name = sanitize::line(&s.name);
+            let error = s.error.as_deref().unwrap_or_default();
+            // A closed child's error already ends with its stderr tail; the tail printed
+            // below is the fuller one, so the message stops before its copy.
+            let error = match s.stderr {
+                Some(_) => error
+                    .split(crate::error::STDERR_TAIL_HEADING)
+                    .next()
+                    .unwrap_or_default(),
+                None => error,
+            };
             eprintln!(
                 "oxmcp: server `{name}` failed: {}",
-                sanitize::clean(
-                    s.error.as_deref().unwrap_or_default(),
-                    true,
-                    sanitize::BLOCK_CAP
-                )
+                sanitize::clean(error, true, sanitize::BLOCK_CAP)
             );
             if let Some(tail) = s.stderr {
                 eprintln!(

@@ -89,7 +89,17 @@ async fn connect_only(
     timeout: Duration,
 ) -> Result<(Client, Option<StderrHandle>), Failure> {
     let mut client_options = ClientOptions::new(&options.client_name, &options.client_version);
-    client_options = client_options.on_notification(move |method, _| mark(&dirty, method));
+    if let Some(hook) = &options.client_hook {
+        client_options = hook(spec, client_options);
+    }
+    // The hook's callback, if any, sees every notification after the cache flags are set.
+    let theirs = client_options.on_notification.take();
+    client_options = client_options.on_notification(move |method, params| {
+        mark(&dirty, method);
+        if let Some(callback) = &theirs {
+            callback(method, params);
+        }
+    });
     client_options.probe_timeout = client_options.probe_timeout.min(timeout);
     let name = spec.name.clone();
     let trace = options.trace.clone();

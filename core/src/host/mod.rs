@@ -52,6 +52,12 @@ pub type AuthFactory = Arc<
     dyn Fn(&ServerSpec) -> crate::Result<Option<Arc<dyn crate::auth::AuthProvider>>> + Send + Sync,
 >;
 
+/// Adjusts the [`crate::client::ClientOptions`] of one server of the config (see
+/// [`HostOptions::client_hook`]).
+pub type ClientHook = Arc<
+    dyn Fn(&ServerSpec, crate::client::ClientOptions) -> crate::client::ClientOptions + Send + Sync,
+>;
+
 /// How the host runs its servers.
 #[derive(Clone)]
 pub struct HostOptions {
@@ -69,6 +75,10 @@ pub struct HostOptions {
     pub stderr_tail: usize,
     /// Authorization for HTTP servers (`None`: headers from the config only).
     pub auth: Option<AuthFactory>,
+    /// Adjusts each server's client options before it connects: the handlers that answer
+    /// the server's questions (sampling, elicitation, roots) and a notification callback,
+    /// which is called after the host's own `list_changed` bookkeeping (`oxmcp inspect`).
+    pub client_hook: Option<ClientHook>,
 }
 
 impl Default for HostOptions {
@@ -81,6 +91,7 @@ impl Default for HostOptions {
             trace: None,
             stderr_tail: 4096,
             auth: None,
+            client_hook: None,
         }
     }
 }
