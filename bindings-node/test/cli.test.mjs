@@ -11,7 +11,8 @@ import path from 'node:path';
 
 import { runCli } from 'oxmcp';
 
-const { OXMCP_TARBALL } = process.env;
+// The main package and this platform's package (the main one holds no binary).
+const { OXMCP_TARBALL, OXMCP_PLATFORM_TARBALL } = process.env;
 const HERE = fileURLToPath(new URL('./', import.meta.url));
 const work = mkdtempSync(path.join(tmpdir(), 'oxmcp-cli-'));
 after(() => rmSync(work, { recursive: true, force: true }));
@@ -29,7 +30,7 @@ const bad = write('bad.json', { mcpServers: { fixture: { command: 'node', args: 
 /** Runs `oxmcp ...argv` from the tarball under npx; resolves {code, stdout, stderr}. */
 function oxmcp(...argv) {
   return new Promise((resolve, reject) => {
-    const child = spawn('npx', ['--yes', '-p', OXMCP_TARBALL, 'oxmcp', ...argv], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('npx', ['--yes', '-p', OXMCP_TARBALL, '-p', OXMCP_PLATFORM_TARBALL, 'oxmcp', ...argv], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { Client as SdkClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
-const { OXMCP_TARBALL, OXMCP_WEATHER_TARBALL, OXMCP_RUST_WEATHER } = process.env;
+const { OXMCP_TARBALL, OXMCP_PLATFORM_TARBALL, OXMCP_WEATHER_TARBALL, OXMCP_RUST_WEATHER } = process.env;
 
 async function session(command, args, body) {
   const c = new SdkClient({ name: 'npx-check', version: '1.0.0' });
@@ -41,7 +41,7 @@ async function observe(c) {
 }
 
 test('npx runs oxmcp-weather from the tarballs and the SDK client calls get_weather', { skip: !OXMCP_TARBALL && 'OXMCP_TARBALL not set' }, async () => {
-  const node = await session('npx', ['--yes', '-p', OXMCP_TARBALL, '-p', OXMCP_WEATHER_TARBALL, 'oxmcp-weather'], observe);
+  const node = await session('npx', ['--yes', '-p', OXMCP_TARBALL, '-p', OXMCP_PLATFORM_TARBALL, '-p', OXMCP_WEATHER_TARBALL, 'oxmcp-weather'], observe);
   const beijing = node.results[0];
   assert.equal(beijing.content[0].text, 'Beijing: 3.0 °C, clear, humidity 28%, wind 14 km/h');
   assert.deepEqual(beijing.structuredContent, { city: 'Beijing', temperature_c: 3, conditions: 'clear', humidity_pct: 28, wind_kmh: 14 });
