@@ -5,7 +5,7 @@
 //!
 //! | module | knows |
 //! |---|---|
-//! | [`transport`] | bytes and frames: memory duplex, stdio, child processes |
+//! | [`transport`] | bytes and frames: memory duplex, stdio, child processes, WebSocket |
 //! | [`jsonrpc`] | the JSON-RPC 2.0 envelope: classification, ids, framing, error codes |
 //! | [`protocol`] | typed MCP payloads for every revision, method-name constants |
 //! | [`session`] | the engine both roles share: request table, timeouts, cancellation, progress, lifecycle |

@@ -4,6 +4,9 @@
 //! it and appends the URL of its mock server). Exits non-zero when the scenario fails on our
 //! side.
 
+#[path = "conformance/stderr_log.rs"]
+mod stderr_log;
+
 use std::sync::Arc;
 
 use oxmcp::{
@@ -19,12 +22,7 @@ use serde_json::{Value, json};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
-        )
-        .init();
+    stderr_log::init();
     let url = std::env::args()
         .nth(1)
         .ok_or("usage: conformance_client URL")?;

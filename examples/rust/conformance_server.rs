@@ -3,6 +3,8 @@
 //! - over stdio: `cargo run --release --example conformance_server`
 //! - over Streamable HTTP: `cargo run --release --example conformance_server -- --http --port N`
 //!   (endpoint `http://127.0.0.1:N/mcp`; `--stateless` serves without sessions)
+//! - over WebSocket: `-- --ws --port N` (endpoint `ws://127.0.0.1:N/mcp`); with `--http` too,
+//!   both on the one port and path
 //! - scaled out over several replicas (built with `--features redis`): add
 //!   `--store redis://HOST:PORT/` to share sessions through Redis, and `--state-key HEX`
 //!   (64 hex digits) so every replica signs and checks multi round-trip request state alike;
@@ -10,17 +12,20 @@
 
 #[path = "conformance/fixture.rs"]
 mod fixture;
+#[path = "conformance/stderr_log.rs"]
+mod stderr_log;
 
-use oxmcp::{server::Server, transport::http::HttpServerOptions};
+use oxmcp::{
+    server::Server,
+    transport::{
+        http::HttpServerOptions,
+        ws::{WsServerOptions, WsSettings},
+    },
+};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
-        )
-        .init();
+    stderr_log::init();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let value = |flag: &str| -> Result<Option<&String>, String> {
         match args.iter().position(|a| a == flag) {
@@ -39,15 +44,25 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if value("--store")?.is_some() {
         add_scale_out_tools(&server)?;
     }
-    if !args.iter().any(|a| a == "--http") {
+    let http = args.iter().any(|a| a == "--http");
+    let ws = args.iter().any(|a| a == "--ws");
+    if !http && !ws {
         server.serve_stdio().await?;
         return Ok(());
     }
-    let port = match args.iter().position(|a| a == "--port") {
-        Some(i) => args.get(i + 1).ok_or("--port needs a value")?.parse()?,
+    let port = match value("--port")? {
+        Some(port) => port.parse()?,
         None => 3000,
     };
+    if !http {
+        let ws = server.serve_ws(WsServerOptions::port(port)).await?;
+        eprintln!("conformance server listening on {}", ws.url());
+        tokio::signal::ctrl_c().await?;
+        ws.shutdown().await;
+        return Ok(());
+    }
     let mut options = HttpServerOptions::port(port);
+    options.websocket = ws.then(WsSettings::default);
     options.stateless = args.iter().any(|a| a == "--stateless");
     options.sse_retry = std::time::Duration::from_millis(500);
     options.json_response = args.iter().any(|a| a == "--json-response");
@@ -56,6 +71,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let http = server.serve_http(options).await?;
     eprintln!("conformance server listening on {}", http.url());
+    if ws {
+        eprintln!("conformance server listening on {}", http.ws_url());
+    }
     tokio::signal::ctrl_c().await?;
     http.shutdown().await;
     Ok(())

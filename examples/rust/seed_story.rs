@@ -16,7 +16,7 @@
 use std::{io::Write, path::PathBuf, sync::Arc};
 
 use oxmcp::{
-    host::{AgentOptions, Config, Host, HostOptions, ModelRequest},
+    host::{AgentOptions, CallRecord, Config, Host, HostOptions, ModelRequest},
     schema::{PromptFormat, Provider, TranslateOptions, tool_calls},
     transport::tap::Direction,
 };
@@ -103,26 +103,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let strict = TranslateOptions::default();
-    println!("\n== 4a. the tools in OpenAI Chat Completions shape (strict mode)");
-    println!(
-        "{}",
-        serde_json::to_string_pretty(
-            &host
-                .translate(Provider::OpenAi, &strict)
-                .await
-                .request_tools()
-        )?
-    );
-    println!("\n== 4b. the tools in Anthropic Messages shape");
-    println!(
-        "{}",
-        serde_json::to_string_pretty(
-            &host
-                .translate(Provider::Anthropic, &strict)
-                .await
-                .request_tools()
-        )?
-    );
+    for (step, provider, shape) in [
+        (
+            "4a",
+            Provider::OpenAi,
+            "OpenAI Chat Completions shape (strict mode)",
+        ),
+        ("4b", Provider::Anthropic, "Anthropic Messages shape"),
+    ] {
+        let tools = host.translate(provider, &strict).await.request_tools();
+        println!("\n== {step}. the tools in {shape}");
+        println!("{}", serde_json::to_string_pretty(&tools)?);
+    }
 
     println!("\n== 5. the agent loop ({provider} format)");
     println!("   model: SCRIPTED MODEL (not an LLM): it calls every `*get_weather` tool with");
@@ -134,14 +126,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .run_agent(&scripted_model, messages, &AgentOptions::new(provider))
         .await?;
     for c in &transcript.calls {
-        println!(
-            "   step {}: tools/call {} → server `{}` tool `{}` {}",
-            c.step,
-            c.name,
-            c.server.as_deref().unwrap_or("?"),
-            c.tool.as_deref().unwrap_or("?"),
-            c.arguments
-        );
+        print_call("tools/call", c);
         println!(
             "           result{}: {}",
             if c.is_error { " (error)" } else { "" },
@@ -185,14 +170,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     for c in &text_transcript.calls {
-        println!(
-            "   step {}: parsed from the text: {} → server `{}` tool `{}` {}",
-            c.step,
-            c.name,
-            c.server.as_deref().unwrap_or("?"),
-            c.tool.as_deref().unwrap_or("?"),
-            c.arguments
-        );
+        print_call("parsed from the text:", c);
     }
     println!(
         "\n== 9. final answer (text model)\n{}",
@@ -212,6 +190,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     Ok(())
+}
+
+/// One routed call: which step made it, how it was read, and where it went.
+fn print_call(how: &str, c: &CallRecord) {
+    println!(
+        "   step {}: {how} {} → server `{}` tool `{}` {}",
+        c.step,
+        c.name,
+        c.server.as_deref().unwrap_or("?"),
+        c.tool.as_deref().unwrap_or("?"),
+        c.arguments
+    );
 }
 
 /// The second scripted model: no function calling, so everything is text. Step 1 reads the

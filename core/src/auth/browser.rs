@@ -263,14 +263,24 @@ async fn serve_one(mut stream: TcpStream) -> Option<String> {
 mod tests {
     use super::*;
 
-    async fn get(uri: &str, raw: &str) -> String {
-        let addr = uri
-            .trim_start_matches("http://")
+    /// An authorizer on a free port whose browser opens nothing.
+    async fn quiet_authorizer() -> BrowserAuthorizer {
+        // SAFETY: the test process sets BROWSER for itself only; `true` ignores the URL.
+        unsafe { std::env::set_var("BROWSER", "true") };
+        BrowserAuthorizer::bind(0).await.unwrap()
+    }
+
+    /// The `host:port` of the redirect URI.
+    fn addr_of(uri: &str) -> String {
+        uri.trim_start_matches("http://")
             .split('/')
             .next()
             .unwrap()
-            .to_owned();
-        let mut s = TcpStream::connect(addr).await.unwrap();
+            .to_owned()
+    }
+
+    async fn get(uri: &str, raw: &str) -> String {
+        let mut s = TcpStream::connect(addr_of(uri)).await.unwrap();
         let _ = s.write_all(raw.as_bytes()).await;
         let mut out = String::new();
         let _ = s.read_to_string(&mut out).await;
@@ -279,12 +289,9 @@ mod tests {
 
     #[tokio::test]
     async fn takes_the_callback_and_ignores_everything_else() {
-        // SAFETY: the test process sets BROWSER for itself only; `true` ignores the URL.
-        unsafe { std::env::set_var("BROWSER", "true") };
         let auth = Arc::new(
-            BrowserAuthorizer::bind(0)
+            quiet_authorizer()
                 .await
-                .unwrap()
                 .with_timeout(Duration::from_secs(20)),
         );
         let uri = auth.redirect_uri().to_owned();
@@ -323,20 +330,13 @@ mod tests {
 
     #[tokio::test]
     async fn idle_connections_do_not_hold_off_the_redirect() {
-        unsafe { std::env::set_var("BROWSER", "true") };
         let auth = Arc::new(
-            BrowserAuthorizer::bind(0)
+            quiet_authorizer()
                 .await
-                .unwrap()
                 .with_timeout(Duration::from_secs(30)),
         );
         let uri = auth.redirect_uri().to_owned();
-        let addr = uri
-            .trim_start_matches("http://")
-            .split('/')
-            .next()
-            .unwrap()
-            .to_owned();
+        let addr = addr_of(&uri);
         let waiting = tokio::spawn({
             let auth = auth.clone();
             async move { auth.authorize("https://as.example/a".into()).await }
@@ -372,10 +372,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_deadline_ends_the_wait_before_the_timeout() {
-        unsafe { std::env::set_var("BROWSER", "true") };
-        let auth = BrowserAuthorizer::bind(0)
+        let auth = quiet_authorizer()
             .await
-            .unwrap()
             .with_timeout(Duration::from_secs(300))
             .with_deadline(Instant::now() + Duration::from_millis(200));
         let err = tokio::time::timeout(
@@ -393,10 +391,8 @@ mod tests {
 
     #[tokio::test]
     async fn gives_up_after_its_timeout() {
-        unsafe { std::env::set_var("BROWSER", "true") };
-        let auth = BrowserAuthorizer::bind(0)
+        let auth = quiet_authorizer()
             .await
-            .unwrap()
             .with_timeout(Duration::from_millis(200));
         let err = auth
             .authorize("https://as.example/a".into())

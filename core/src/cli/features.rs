@@ -138,14 +138,7 @@ pub(super) async fn start_one(
 ) -> Result<Host, u8> {
     let spec = super::one_server(config, path, server)?;
     options.connect_timeout = super::remaining(args, options.connect_timeout);
-    let host = Host::start(
-        Config {
-            servers: vec![spec],
-            disabled: vec![],
-        },
-        options,
-    )
-    .await;
+    let host = super::start_one(spec, options).await;
     if super::report_failures(&host).await {
         host.close().await;
         return Err(4);

@@ -25,13 +25,17 @@ use crate::{
         AuthProvider, Authorizer, BrowserAuthorizer, FileStore, OAuthClient, OAuthOptions,
         TargetPolicy,
     },
-    host::{AuthFactory, Config, Host, HostOptions, ServerSpec, TransportSpec},
+    host::{AuthFactory, Config, HostOptions, ServerSpec, TransportSpec},
     sanitize,
 };
 
 /// The loopback port of the redirect when `--callback-port` is not given. Fixed, so that a
 /// dynamic registration made at one login still matches the redirect URI of the next.
 pub(super) const DEFAULT_CALLBACK_PORT: u16 = 33418;
+/// How much longer than the login's deadline the connection may take, so that an OAuth step cut
+/// short by the deadline reports first.
+const STEP_ERROR_GRACE: Duration = Duration::from_millis(300);
+
 /// How long a login may take without `--timeout`: the person needs time in the browser.
 pub(super) const LOGIN_TIME: Duration = Duration::from_secs(300);
 
@@ -144,16 +148,12 @@ pub(super) async fn login(
             })),
     );
     options.auth = Some(factory(args, Some(browser), Some(deadline)));
-    options.connect_timeout = wait;
+    // The connection's own timeout falls a little after the deadline, so that when the time
+    // runs out during an OAuth step it is that step's error (naming the endpoint that did not
+    // answer) the user reads, not a bare "connect timed out" that won a race by microseconds.
+    options.connect_timeout = wait + STEP_ERROR_GRACE;
     options.restart = false;
-    let host = Host::start(
-        Config {
-            servers: vec![spec],
-            disabled: vec![],
-        },
-        options,
-    )
-    .await;
+    let host = super::start_one(spec, options).await;
     let status = host.status().await;
     host.close().await;
     match status.into_iter().next() {

@@ -330,14 +330,7 @@ pub async fn run(argv: Vec<String>) -> u8 {
             Ok(spec) => spec,
             Err(code) => return code,
         };
-        let host = Host::start(
-            Config {
-                servers: vec![spec],
-                disabled: vec![],
-            },
-            options,
-        )
-        .await;
+        let host = start_one(spec, options).await;
         let code = call(
             &host,
             server,
@@ -406,6 +399,15 @@ pub async fn run(argv: Vec<String>) -> u8 {
     };
     host.close().await;
     if failed && code == 0 { 4 } else { code }
+}
+
+/// A host of the one server a command names (the others in the config stay down).
+async fn start_one(spec: ServerSpec, options: HostOptions) -> Host {
+    let config = Config {
+        servers: vec![spec],
+        disabled: vec![],
+    };
+    Host::start(config, options).await
 }
 
 /// The config entry of `server`, or exit code 3 with a message saying why there is none.

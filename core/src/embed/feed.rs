@@ -408,6 +408,7 @@ mod tests {
                 Inbound::Oversized { len } => format!("oversized {len}"),
                 Inbound::Closed(reason) => format!("closed {}", reason.is_some()),
                 Inbound::FrameWithHeaders(..) => "headers".into(),
+                Inbound::Message(_) => "message".into(),
             });
         }
         out

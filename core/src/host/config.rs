@@ -2,12 +2,13 @@
 //!
 //! - Claude Desktop and Cursor: `{"mcpServers": {"name": {"command", "args", "env"}}}`, remote
 //!   entries as `{"url", "headers"}`;
-//! - Claude Code `.mcp.json`: the same with `"type": "stdio" | "http" | "sse"`;
+//! - Claude Code `.mcp.json`: the same with `"type": "stdio" | "http" | "sse"`, and oxmcp's
+//!   `"type": "ws"` for a WebSocket server;
 //! - VS Code `mcp.json`: `{"servers": {...}}` with `type`, `${env:VAR}` and `${workspaceFolder}`;
 //! - FastMCP and LangChain: `transport` instead of `type`.
 //!
-//! The transport is inferred when not stated (`command` → a stdio child, `url` → Streamable
-//! HTTP falling back to legacy SSE). `${VAR}`, `${env:VAR}` and `${VAR:-default}` expand in
+//! The transport is inferred when not stated (`command` → a stdio child, a `ws://` or `wss://`
+//! `url` → WebSocket, any other `url` → Streamable HTTP falling back to legacy SSE). `${VAR}`, `${env:VAR}` and `${VAR:-default}` expand in
 //! every string; an unset variable is an error, not an empty string, because an empty API key
 //! fails much later and much less clearly. Every error names the file, the server and the
 //! field. Unknown fields (`alwaysAllow`, `autoApprove`, …) are other hosts' business and are
@@ -44,6 +45,13 @@ pub enum TransportSpec {
         headers: Vec<(String, String)>,
         /// `type: "sse"`: the server is known to speak the legacy transport.
         legacy_sse: bool,
+    },
+    /// WebSocket (`ws://` or `wss://`), one socket for the session.
+    Ws {
+        /// The endpoint.
+        url: String,
+        /// Extra headers on the upgrade request.
+        headers: Vec<(String, String)>,
     },
 }
 
@@ -192,14 +200,16 @@ fn server(name: &str, entry: &Map<String, Value>, ctx: &Ctx<'_>) -> Result<Serve
         Some("stdio") => Kind::Stdio,
         Some("http" | "streamable-http" | "streamable_http" | "streamableHttp") => Kind::Http,
         Some("sse") => Kind::Sse,
+        Some("ws" | "websocket") => Kind::Ws,
         Some(other) => {
             return Err(err(
                 kind_field,
-                format!("unknown transport `{other}` (expected `stdio`, `http` or `sse`)"),
+                format!("unknown transport `{other}` (expected `stdio`, `http`, `sse` or `ws`)"),
             ));
         }
         None => match (&command, &url) {
             (Some(_), None) => Kind::Stdio,
+            (None, Some(url)) if is_ws_url(url) => Kind::Ws,
             (None, Some(_)) => Kind::Http,
             (Some(_), Some(_)) => {
                 return Err(err(
@@ -275,14 +285,23 @@ fn server(name: &str, entry: &Map<String, Value>, ctx: &Ctx<'_>) -> Result<Serve
                 cwd,
             }
         }
-        Kind::Http | Kind::Sse => {
+        Kind::Http | Kind::Sse | Kind::Ws => {
+            let what = if kind == Kind::Ws {
+                "a WebSocket"
+            } else {
+                "an HTTP"
+            };
             let url =
-                url.ok_or_else(|| err("url", "missing: an HTTP server needs `url`".into()))?;
-            check_url(&url).map_err(|m| err("url", m))?;
-            TransportSpec::Http {
-                url,
-                headers: pairs(entry, "headers", name, ctx)?,
-                legacy_sse: kind == Kind::Sse,
+                url.ok_or_else(|| err("url", format!("missing: {what} server needs `url`")))?;
+            check_url(&url, kind).map_err(|m| err("url", m))?;
+            let headers = pairs(entry, "headers", name, ctx)?;
+            match kind {
+                Kind::Ws => TransportSpec::Ws { url, headers },
+                _ => TransportSpec::Http {
+                    url,
+                    headers,
+                    legacy_sse: kind == Kind::Sse,
+                },
             }
         }
     };
@@ -298,6 +317,7 @@ enum Kind {
     Stdio,
     Http,
     Sse,
+    Ws,
 }
 
 fn duration(v: &Value, ms_per_unit: f64) -> Option<Duration> {
@@ -343,13 +363,31 @@ fn pairs(
     }
 }
 
-fn check_url(url: &str) -> Result<(), String> {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return Err(format!("`{url}` is not a URL (expected http://host/path)"));
+/// Whether `url` names a WebSocket endpoint (`ws://`, `wss://`).
+fn is_ws_url(url: &str) -> bool {
+    url.split_once("://").is_some_and(|(scheme, _)| {
+        scheme.eq_ignore_ascii_case("ws") || scheme.eq_ignore_ascii_case("wss")
+    })
+}
+
+/// Checks `url` has a scheme the transport speaks and a host.
+fn check_url(url: &str, kind: Kind) -> Result<(), String> {
+    let (schemes, example) = match kind {
+        Kind::Ws => (["ws", "wss"], "ws://host/path"),
+        _ => (["http", "https"], "http://host/path"),
     };
-    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Err(format!("`{url}` is not a URL (expected {example})"));
+    };
+    if !schemes.iter().any(|s| scheme.eq_ignore_ascii_case(s)) {
+        let hint = match kind {
+            Kind::Ws => "",
+            _ if is_ws_url(url) => " (for a WebSocket server, set `type` to `ws` or leave it out)",
+            _ => "",
+        };
         return Err(format!(
-            "`{url}` has scheme `{scheme}`; only http:// and https:// are supported"
+            "`{url}` has scheme `{scheme}`; only {}:// and {}:// are supported{hint}",
+            schemes[0], schemes[1]
         ));
     }
     let host = rest.split(['/', '?', '#']).next().unwrap_or("");

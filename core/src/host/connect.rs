@@ -1,5 +1,6 @@
-//! Starting one server from its config entry: a child process or an HTTP connection, the
-//! trace tap, the `list_changed` flags, and a timeout that covers spawn and handshake.
+//! Starting one server from its config entry: a child process, an HTTP connection or a
+//! WebSocket, the trace tap, the `list_changed` flags, and a timeout that covers spawn and
+//! handshake.
 //!
 //! A failure keeps the stderr tail of the child, so "never answers" and "crashes at start"
 //! come with what the server itself said.
@@ -22,6 +23,7 @@ use crate::{
         child::{ChildCommand, ChildTransport, StderrHandle},
         http::{HttpClientOptions, HttpClientTransport},
         tap::tap,
+        ws::{WsClientOptions, WsClientTransport},
     },
 };
 
@@ -156,22 +158,7 @@ async fn connect_only(
             headers,
             legacy_sse: _,
         } => {
-            let mut map = HeaderMap::new();
-            for (k, v) in headers {
-                let name = HeaderName::from_bytes(k.as_bytes()).map_err(|_| {
-                    (
-                        config_error(spec, &format!("headers.{k}"), "is not a valid header name"),
-                        None,
-                    )
-                })?;
-                let value = HeaderValue::from_str(v).map_err(|_| {
-                    (
-                        config_error(spec, &format!("headers.{k}"), "is not a valid header value"),
-                        None,
-                    )
-                })?;
-                map.insert(name, value);
-            }
+            let map = header_map(spec, headers).map_err(|e| (e, None))?;
             // The client tries Streamable HTTP first and falls back to the legacy HTTP+SSE
             // transport by itself, which is also what `type: "sse"` needs.
             let auth = match &options.auth {
@@ -186,24 +173,62 @@ async fn connect_only(
             let transport = HttpClientTransport::new(url, http).map_err(|e| (e, None))?;
             let param_headers = transport.param_headers();
             let link = traced(transport.into_link());
-            match tokio::time::timeout(
+            let connecting = Client::connect_inner(link, client_options, Some(param_headers));
+            remote(timeout, "connect (handshake)", connecting).await
+        }
+        TransportSpec::Ws { url, headers } => {
+            let ws = WsClientOptions {
+                headers: header_map(spec, headers).map_err(|e| (e, None))?,
+                connect_timeout: timeout,
+                ..WsClientOptions::default()
+            };
+            // One deadline for the upgrade and the handshake together.
+            let connecting = async {
+                let transport = WsClientTransport::connect(url, ws).await?;
+                Client::connect(traced(transport.into_link()), client_options).await
+            };
+            remote(
                 timeout,
-                Client::connect_inner(link, client_options, Some(param_headers)),
+                "connect (WebSocket upgrade and handshake)",
+                connecting,
             )
             .await
-            {
-                Ok(Ok(client)) => Ok((client, None)),
-                Ok(Err(e)) => Err((e, None)),
-                Err(_) => Err((
-                    Error::Timeout {
-                        method: "connect (handshake)".into(),
-                        after: timeout,
-                    },
-                    None,
-                )),
-            }
         }
     }
+}
+
+/// Connecting to a remote server (no stderr to keep), within `timeout`; `what` names the
+/// step in the timeout error.
+async fn remote(
+    timeout: Duration,
+    what: &str,
+    connecting: impl Future<Output = Result<Client, Error>>,
+) -> Result<(Client, Option<StderrHandle>), Failure> {
+    match tokio::time::timeout(timeout, connecting).await {
+        Ok(Ok(client)) => Ok((client, None)),
+        Ok(Err(e)) => Err((e, None)),
+        Err(_) => Err((
+            Error::Timeout {
+                method: what.into(),
+                after: timeout,
+            },
+            None,
+        )),
+    }
+}
+
+/// The entry's `headers` as a header map; a name or value HTTP cannot carry is a config error.
+fn header_map(spec: &ServerSpec, headers: &[(String, String)]) -> Result<HeaderMap, Error> {
+    let mut map = HeaderMap::new();
+    for (k, v) in headers {
+        let field = format!("headers.{k}");
+        let name = HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| config_error(spec, &field, "is not a valid header name"))?;
+        let value = HeaderValue::from_str(v)
+            .map_err(|_| config_error(spec, &field, "is not a valid header value"))?;
+        map.insert(name, value);
+    }
+    Ok(map)
 }
 
 fn config_error(spec: &ServerSpec, field: &str, message: &str) -> Error {

@@ -1,20 +1,21 @@
 //! `notifications/cancelled`.
 
 use serde::{Deserialize, Serialize};
+use serde_with::skip_serializing_none;
 
 use super::JsonObject;
 use crate::jsonrpc::RequestId;
 
 /// Params of `notifications/cancelled`.
+#[skip_serializing_none]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CancelledNotificationParams {
     /// The request to cancel (optional only for task cancellation in 2025-11-25).
-    #[serde(rename = "requestId", default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<RequestId>,
     /// Why, for logs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
 }

@@ -5,11 +5,13 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_with::skip_serializing_none;
 
 use super::{JsonObject, Role};
 
 /// One message of a sampling conversation. `content` is a content block, or (2025-11-25+) an
 /// array of them, including `tool_use` / `tool_result` blocks; it is kept as JSON.
+#[skip_serializing_none]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SamplingMessage {
     /// Who says it.
@@ -17,64 +19,37 @@ pub struct SamplingMessage {
     /// A content block or an array of them.
     pub content: Value,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
 }
 
 /// Params of `sampling/createMessage`.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CreateMessageRequestParams {
     /// The conversation.
     pub messages: Vec<SamplingMessage>,
     /// Model selection hints and priorities.
-    #[serde(
-        rename = "modelPreferences",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub model_preferences: Option<Value>,
     /// A system prompt.
-    #[serde(
-        rename = "systemPrompt",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub system_prompt: Option<String>,
     /// `none` / `thisServer` / `allServers` (the last two deprecated).
-    #[serde(
-        rename = "includeContext",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub include_context: Option<String>,
     /// Sampling temperature.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
     /// Token budget.
-    #[serde(rename = "maxTokens")]
     pub max_tokens: u64,
     /// Stop sequences.
-    #[serde(
-        rename = "stopSequences",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub stop_sequences: Option<Vec<String>>,
     /// Provider-specific metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Value>,
     /// Tools the model may call (2025-11-25+).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<Value>>,
     /// How the model chooses tools (2025-11-25+).
-    #[serde(
-        rename = "toolChoice",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub tool_choice: Option<Value>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
     /// Unknown members.
     #[serde(flatten)]
@@ -82,7 +57,9 @@ pub struct CreateMessageRequestParams {
 }
 
 /// Result of `sampling/createMessage`.
+#[skip_serializing_none]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CreateMessageResult {
     /// Who speaks (the assistant).
     pub role: Role,
@@ -91,14 +68,9 @@ pub struct CreateMessageResult {
     /// The model that answered.
     pub model: String,
     /// Why generation stopped (`endTurn`, `maxTokens`, `toolUse`, …).
-    #[serde(
-        rename = "stopReason",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub stop_reason: Option<String>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
     /// Unknown members.
     #[serde(flatten)]
@@ -107,32 +79,22 @@ pub struct CreateMessageResult {
 
 /// Params of `elicitation/create`: a form (a flat JSON Schema of primitives, with defaults and
 /// enums per SEP-1034/SEP-1330) or a URL to open (2025-11-25+).
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ElicitRequestParams {
     /// `form` (the default when absent) or `url`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<String>,
     /// What to tell the user.
     pub message: String,
     /// Form mode: the schema of the answer.
-    #[serde(
-        rename = "requestedSchema",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub requested_schema: Option<JsonObject>,
     /// URL mode: where to send the user.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// URL mode (2025-11-25 only): correlates `notifications/elicitation/complete`.
-    #[serde(
-        rename = "elicitationId",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub elicitation_id: Option<String>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
     /// Unknown members.
     #[serde(flatten)]
@@ -181,15 +143,15 @@ pub enum ElicitAction {
 }
 
 /// Result of `elicitation/create`.
+#[skip_serializing_none]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ElicitResult {
     /// What the user did.
     pub action: ElicitAction,
     /// The values, when accepted in form mode.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<JsonObject>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
 }
 
@@ -226,24 +188,25 @@ impl ElicitResult {
 }
 
 /// A root the client exposes (a directory, usually).
+#[skip_serializing_none]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Root {
     /// A `file://` URI.
     pub uri: String,
     /// Display name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
 }
 
 /// Result of `roots/list`.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ListRootsResult {
     /// The roots.
     pub roots: Vec<Root>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
 }

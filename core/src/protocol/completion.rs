@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use serde_with::skip_serializing_none;
 
 use super::JsonObject;
 
@@ -34,14 +35,15 @@ pub struct CompletionArgument {
 }
 
 /// Values of the other arguments, already chosen (2025-06-18+).
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CompletionContext {
     /// Argument name → value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<BTreeMap<String, String>>,
 }
 
 /// Params of `completion/complete`.
+#[skip_serializing_none]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CompleteRequestParams {
     /// What is being completed.
@@ -50,23 +52,22 @@ pub struct CompleteRequestParams {
     /// The argument being typed.
     pub argument: CompletionArgument,
     /// Already-chosen arguments.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<CompletionContext>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
 }
 
 /// The suggestions.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Completion {
     /// At most 100 values.
     pub values: Vec<String>,
     /// How many exist in all, if known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<u64>,
     /// Whether more exist than were returned.
-    #[serde(rename = "hasMore", default, skip_serializing_if = "Option::is_none")]
     pub has_more: Option<bool>,
 }
 
@@ -85,11 +86,12 @@ impl Completion {
 }
 
 /// Result of `completion/complete`.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CompleteResult {
     /// The suggestions.
     pub completion: Completion,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
 }

@@ -6,19 +6,20 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer, ser::SerializeMap};
 use serde_json::Value;
+use serde_with::skip_serializing_none;
 
-use super::JsonObject;
+use super::{JsonObject, Resource};
 
 /// `{"type":"text"}`
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TextContent {
     /// The text.
     pub text: String,
     /// Audience/priority annotations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<JsonObject>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
     /// Unknown members.
     #[serde(flatten)]
@@ -26,18 +27,18 @@ pub struct TextContent {
 }
 
 /// `{"type":"image"}`: base64 data and a MIME type.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ImageContent {
     /// Base64-encoded bytes.
     pub data: String,
     /// MIME type, e.g. `image/png`.
-    #[serde(rename = "mimeType")]
     pub mime_type: String,
     /// Annotations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<JsonObject>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
     /// Unknown members.
     #[serde(flatten)]
@@ -47,52 +48,25 @@ pub struct ImageContent {
 /// `{"type":"audio"}` (2025-03-26+): base64 data and a MIME type.
 pub type AudioContent = ImageContent;
 
-/// `{"type":"resource_link"}` (2025-06-18+): a pointer to a resource.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ResourceLink {
-    /// The resource's URI.
-    pub uri: String,
-    /// Programmatic name.
-    pub name: String,
-    /// Display name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// Description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// MIME type.
-    #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
-    /// Size in bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub size: Option<u64>,
-    /// Annotations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<JsonObject>,
-    /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<JsonObject>,
-    /// Unknown members (icons, …).
-    #[serde(flatten)]
-    pub extra: JsonObject,
-}
+/// `{"type":"resource_link"}` (2025-06-18+): a pointer to a resource. The schema defines it as
+/// a [`Resource`] with a `type`, so it is one: the block's tag is written by [`ContentBlock`].
+pub type ResourceLink = Resource;
 
 /// The contents of a resource: text or base64 blob.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ResourceContents {
     /// The resource's URI.
     pub uri: String,
     /// MIME type.
-    #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
     /// Text contents.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     /// Base64 contents.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blob: Option<String>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
     /// Unknown members.
     #[serde(flatten)]
@@ -100,15 +74,15 @@ pub struct ResourceContents {
 }
 
 /// `{"type":"resource"}`: a resource embedded in a result or prompt.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct EmbeddedResource {
     /// The embedded contents.
     pub resource: ResourceContents,
     /// Annotations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<JsonObject>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
     /// Unknown members.
     #[serde(flatten)]

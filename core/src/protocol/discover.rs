@@ -1,6 +1,7 @@
 //! `server/discover` (2026-07-28): the stateless replacement for the handshake's answer.
 
 use serde::{Deserialize, Serialize};
+use serde_with::skip_serializing_none;
 
 use super::{JsonObject, ServerCapabilities};
 
@@ -16,24 +17,24 @@ pub enum CacheScope {
 }
 
 /// Result of `server/discover`.
+#[skip_serializing_none]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct DiscoverResult {
     /// Every revision the server accepts.
-    #[serde(rename = "supportedVersions")]
     pub supported_versions: Vec<String>,
     /// The server's capabilities.
     pub capabilities: ServerCapabilities,
     /// Guidance for the model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<String>,
     /// How long the client may cache this answer.
-    #[serde(rename = "ttlMs", default)]
+    #[serde(default)]
     pub ttl_ms: u64,
     /// Who may cache it.
-    #[serde(rename = "cacheScope", default)]
+    #[serde(default)]
     pub cache_scope: CacheScope,
     /// `_meta` (carries `io.modelcontextprotocol/serverInfo`).
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
     /// Unknown members (including `resultType`).
     #[serde(flatten)]

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_with::skip_serializing_none;
 
 use super::JsonObject;
 
@@ -44,26 +45,27 @@ impl LoggingLevel {
 }
 
 /// Params of `logging/setLevel`.
+#[skip_serializing_none]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SetLevelRequestParams {
     /// The minimum level to send.
     pub level: LoggingLevel,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
 }
 
 /// Params of `notifications/message`.
+#[skip_serializing_none]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LoggingMessageNotificationParams {
     /// Severity.
     pub level: LoggingLevel,
     /// Which logger.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logger: Option<String>,
     /// Anything JSON.
     pub data: Value,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
 }

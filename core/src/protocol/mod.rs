@@ -4,6 +4,11 @@
 //! optional. Every struct keeps the members it does not know in `extra` and `_meta` in `meta`,
 //! so values pass through untouched (a proxy never strips what a newer peer sent). Method names
 //! are constants in [`methods`].
+//!
+//! Two conventions keep the structs close to the schema they mirror: members are named in
+//! camelCase (`#[serde(rename_all = "camelCase")]` where a Rust name has an underscore), and an
+//! optional member that is unset is left out rather than written as `null`
+//! (`#[skip_serializing_none]`). Only `_meta` and the flattened `extra` need a word per field.
 
 mod cancel;
 mod client_features;

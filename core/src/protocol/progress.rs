@@ -1,6 +1,7 @@
 //! `notifications/progress`.
 
 use serde::{Deserialize, Serialize};
+use serde_with::skip_serializing_none;
 
 use super::JsonObject;
 use crate::jsonrpc::RequestId;
@@ -9,20 +10,19 @@ use crate::jsonrpc::RequestId;
 pub type ProgressToken = RequestId;
 
 /// Params of `notifications/progress`.
+#[skip_serializing_none]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ProgressNotificationParams {
     /// The token from the request's `_meta.progressToken`.
-    #[serde(rename = "progressToken")]
     pub progress_token: ProgressToken,
     /// Progress so far; increases with each notification.
     pub progress: f64,
     /// Total, if known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<f64>,
     /// A human-readable message (2025-03-26+).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
 }

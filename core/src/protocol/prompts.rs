@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use serde_with::skip_serializing_none;
 
 use super::{ContentBlock, JsonObject};
 
@@ -17,18 +18,16 @@ pub enum Role {
 }
 
 /// One argument a prompt takes.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PromptArgument {
     /// Its name.
     pub name: String,
     /// Display name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// What it means.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Whether it must be given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub required: Option<bool>,
     /// Unknown members.
     #[serde(flatten)]
@@ -48,21 +47,19 @@ impl PromptArgument {
 }
 
 /// A prompt, as listed by `prompts/list`.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Prompt {
     /// Unique name.
     pub name: String,
     /// Display name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// What it does.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Its arguments.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<Vec<PromptArgument>>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
     /// Unknown members (icons, …).
     #[serde(flatten)]
@@ -86,19 +83,16 @@ impl Prompt {
 }
 
 /// Result of `prompts/list`.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ListPromptsResult {
     /// This page.
     pub prompts: Vec<Prompt>,
     /// Cursor of the next page.
-    #[serde(
-        rename = "nextCursor",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub next_cursor: Option<String>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
     /// Unknown members.
     #[serde(flatten)]
@@ -106,15 +100,15 @@ pub struct ListPromptsResult {
 }
 
 /// Params of `prompts/get`.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GetPromptRequestParams {
     /// The prompt.
     pub name: String,
     /// Argument values (strings, per the schema).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<BTreeMap<String, String>>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
     /// Unknown members.
     #[serde(flatten)]
@@ -149,15 +143,15 @@ impl PromptMessage {
 }
 
 /// Result of `prompts/get`.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GetPromptResult {
     /// A description of the rendered prompt.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The messages.
     pub messages: Vec<PromptMessage>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
     /// Unknown members.
     #[serde(flatten)]

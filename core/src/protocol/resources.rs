@@ -1,33 +1,32 @@
 //! Resources: listing, templates, reading, and subscriptions to updates.
 
 use serde::{Deserialize, Serialize};
+use serde_with::skip_serializing_none;
 
 use super::{JsonObject, ResourceContents};
 
-/// A resource the server offers, as listed by `resources/list`.
+/// A resource the server offers, as listed by `resources/list`; also the body of a
+/// `resource_link` content block ([`super::ResourceLink`]).
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Resource {
     /// The resource's URI.
     pub uri: String,
     /// Programmatic name.
     pub name: String,
     /// Display name (2025-06-18+).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// What it is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// MIME type.
-    #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
     /// Size in bytes, if known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
     /// Annotations (audience, priority, lastModified).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<JsonObject>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
     /// Unknown members (icons, …).
     #[serde(flatten)]
@@ -58,27 +57,24 @@ impl Resource {
 }
 
 /// A family of resources described by an RFC 6570 URI template.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ResourceTemplate {
     /// The URI template, e.g. `weather://{city}/current`.
-    #[serde(rename = "uriTemplate")]
     pub uri_template: String,
     /// Programmatic name.
     pub name: String,
     /// Display name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// What the resources are.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// MIME type of every resource it produces.
-    #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
     /// Annotations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<JsonObject>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
     /// Unknown members.
     #[serde(flatten)]
@@ -103,19 +99,16 @@ impl ResourceTemplate {
 }
 
 /// Result of `resources/list`.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ListResourcesResult {
     /// This page.
     pub resources: Vec<Resource>,
     /// Cursor of the next page.
-    #[serde(
-        rename = "nextCursor",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub next_cursor: Option<String>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
     /// Unknown members (`ttlMs`, `cacheScope`, `resultType`).
     #[serde(flatten)]
@@ -123,20 +116,16 @@ pub struct ListResourcesResult {
 }
 
 /// Result of `resources/templates/list`.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ListResourceTemplatesResult {
     /// This page.
-    #[serde(rename = "resourceTemplates")]
     pub resource_templates: Vec<ResourceTemplate>,
     /// Cursor of the next page.
-    #[serde(
-        rename = "nextCursor",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub next_cursor: Option<String>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
     /// Unknown members.
     #[serde(flatten)]
@@ -145,12 +134,13 @@ pub struct ListResourceTemplatesResult {
 
 /// Params naming one resource: `resources/read`, `resources/subscribe`, `resources/unsubscribe`
 /// and `notifications/resources/updated`.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ResourceUriParams {
     /// The resource's URI.
     pub uri: String,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
     /// Unknown members (`inputResponses`, `requestState` on a stateless read).
     #[serde(flatten)]
@@ -158,12 +148,13 @@ pub struct ResourceUriParams {
 }
 
 /// Result of `resources/read`.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ReadResourceResult {
     /// One or more contents (a directory-like resource may return several).
     pub contents: Vec<ResourceContents>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
     /// Unknown members.
     #[serde(flatten)]

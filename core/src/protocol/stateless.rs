@@ -2,72 +2,47 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_with::skip_serializing_none;
 
 use super::JsonObject;
 
 /// A server→client request embedded in an [`InputRequiredResult`].
+#[skip_serializing_none]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct InputRequest {
     /// `sampling/createMessage`, `elicitation/create` or `roots/list`.
     pub method: String,
     /// Its params.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<Value>,
 }
 
 /// `resultType: "input_required"`: the server needs answers before it can finish; the client
 /// retries the request with `inputResponses` (and `requestState`, echoed verbatim).
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct InputRequiredResult {
     /// Key → request; the client answers each under the same key.
-    #[serde(
-        rename = "inputRequests",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub input_requests: Option<std::collections::BTreeMap<String, InputRequest>>,
     /// Opaque server state to echo back.
-    #[serde(
-        rename = "requestState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub request_state: Option<String>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
 }
 
 /// What a `subscriptions/listen` stream carries; every kind is opt-in.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SubscriptionFilter {
     /// `notifications/tools/list_changed`.
-    #[serde(
-        rename = "toolsListChanged",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub tools_list_changed: Option<bool>,
     /// `notifications/prompts/list_changed`.
-    #[serde(
-        rename = "promptsListChanged",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub prompts_list_changed: Option<bool>,
     /// `notifications/resources/list_changed`.
-    #[serde(
-        rename = "resourcesListChanged",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub resources_list_changed: Option<bool>,
     /// `notifications/resources/updated` for these URIs.
-    #[serde(
-        rename = "resourceSubscriptions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub resource_subscriptions: Option<Vec<String>>,
     /// Unknown members (extension filters).
     #[serde(flatten)]
@@ -88,11 +63,12 @@ impl SubscriptionFilter {
 }
 
 /// Params of `subscriptions/listen`.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SubscriptionsListenRequestParams {
     /// What to deliver.
     pub notifications: SubscriptionFilter,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
 }

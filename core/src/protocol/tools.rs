@@ -2,42 +2,24 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_with::skip_serializing_none;
 
 use super::{ContentBlock, JsonObject};
 
 /// Behaviour hints about a tool (2025-03-26+). Hints, never guarantees.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ToolAnnotations {
     /// Display name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// The tool does not modify its environment.
-    #[serde(
-        rename = "readOnlyHint",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub read_only_hint: Option<bool>,
     /// The tool may perform destructive updates.
-    #[serde(
-        rename = "destructiveHint",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub destructive_hint: Option<bool>,
     /// Repeating a call with the same arguments has no further effect.
-    #[serde(
-        rename = "idempotentHint",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub idempotent_hint: Option<bool>,
     /// The tool interacts with an open world of external entities.
-    #[serde(
-        rename = "openWorldHint",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub open_world_hint: Option<bool>,
     /// Unknown members.
     #[serde(flatten)]
@@ -45,34 +27,26 @@ pub struct ToolAnnotations {
 }
 
 /// A tool definition, as listed by `tools/list`.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Tool {
     /// Unique name.
     pub name: String,
     /// Display name (2025-06-18+).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// What the tool does, for the model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// JSON Schema of the arguments object.
-    #[serde(rename = "inputSchema")]
     pub input_schema: JsonObject,
     /// JSON Schema of `structuredContent` (2025-06-18+).
-    #[serde(
-        rename = "outputSchema",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub output_schema: Option<JsonObject>,
     /// Behaviour hints.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<ToolAnnotations>,
     /// Icons (2025-11-25+).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub icons: Option<Vec<Value>>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
     /// Unknown members (`execution`, …).
     #[serde(flatten)]
@@ -114,30 +88,27 @@ impl Tool {
 }
 
 /// Params of a paginated list request.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PaginatedRequestParams {
     /// Opaque cursor from a previous page.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
 }
 
 /// Result of `tools/list`.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ListToolsResult {
     /// This page of tools.
     pub tools: Vec<Tool>,
     /// Cursor for the next page, if any.
-    #[serde(
-        rename = "nextCursor",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub next_cursor: Option<String>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
     /// Unknown members (`ttlMs`, `cacheScope`, `resultType` in 2026-07-28).
     #[serde(flatten)]
@@ -148,15 +119,15 @@ pub struct ListToolsResult {
 ///
 /// Deserialized by hand (see the impl below): `#[serde(flatten)]` would buffer the whole object
 /// into serde's private `Content` tree and decode it a second time, on every call.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct CallToolRequestParams {
     /// The tool to call.
     pub name: String,
     /// Arguments; validated against the tool's `inputSchema`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<JsonObject>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
     /// Unknown members (`task`, `inputResponses`, `requestState`, …).
     #[serde(flatten)]
@@ -256,22 +227,18 @@ impl<'de> Deserialize<'de> for Key {
 }
 
 /// Result of `tools/call`. A failing tool reports `is_error: true`, not a protocol error.
+#[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
     /// Unstructured content.
     pub content: Vec<ContentBlock>,
     /// Structured content matching the tool's `outputSchema` (2025-06-18+).
-    #[serde(
-        rename = "structuredContent",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
     pub structured_content: Option<Value>,
     /// Whether the tool failed.
-    #[serde(rename = "isError", default, skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
     /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "_meta")]
     pub meta: Option<JsonObject>,
     /// Unknown members.
     #[serde(flatten)]

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::{
     results::block_text,
-    translate::{ToolCall, ToolOutcome, joined_text},
+    translate::{CallFields, ToolCall, ToolOutcome, joined_text},
 };
 use crate::protocol::ContentBlock;
 
@@ -34,6 +34,13 @@ pub fn message(turn: &Value) -> Value {
     })
 }
 
+/// Where a `tool_use` block keeps its parts.
+const CALL: CallFields = CallFields {
+    id: "/id",
+    name: "/name",
+    arguments: "/input",
+};
+
 /// The `tool_use` blocks of a turn.
 pub fn calls(turn: &Value) -> Vec<ToolCall> {
     let Some(blocks) = turn.get("content").and_then(Value::as_array) else {
@@ -42,15 +49,7 @@ pub fn calls(turn: &Value) -> Vec<ToolCall> {
     blocks
         .iter()
         .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
-        .map(|b| ToolCall {
-            id: b.get("id").and_then(Value::as_str).map(String::from),
-            name: b
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            arguments: ToolCall::parse_arguments(b.get("input")),
-        })
+        .map(|b| CALL.read(b))
         .collect()
 }
 

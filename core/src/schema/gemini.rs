@@ -16,7 +16,7 @@ use super::{
     normalize::{MAX_SCHEMA_BYTES, resolve},
     notes::{Note, move_to_description},
     results::result_text,
-    translate::{ToolCall, ToolOutcome, joined_text},
+    translate::{CallFields, ToolCall, ToolOutcome, joined_text},
     walk,
 };
 use crate::{Error, protocol::ContentBlock};
@@ -334,6 +334,13 @@ pub fn content(turn: &Value) -> &Value {
     turn.pointer("/candidates/0/content").unwrap_or(turn)
 }
 
+/// Where a `functionCall` keeps its parts.
+const CALL: CallFields = CallFields {
+    id: "/id",
+    name: "/name",
+    arguments: "/args",
+};
+
 /// The `functionCall` parts of a turn.
 pub fn calls(turn: &Value) -> Vec<ToolCall> {
     let Some(parts) = content(turn).get("parts").and_then(Value::as_array) else {
@@ -342,15 +349,7 @@ pub fn calls(turn: &Value) -> Vec<ToolCall> {
     parts
         .iter()
         .filter_map(|p| p.get("functionCall"))
-        .map(|c| ToolCall {
-            id: c.get("id").and_then(Value::as_str).map(String::from),
-            name: c
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            arguments: ToolCall::parse_arguments(c.get("args")),
-        })
+        .map(|c| CALL.read(c))
         .collect()
 }
 

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::{
     results::{block_text, result_text},
-    translate::{ToolCall, ToolOutcome, joined_text},
+    translate::{CallFields, ToolCall, ToolOutcome, joined_text},
 };
 use crate::protocol::{ContentBlock, Tool};
 
@@ -40,22 +40,19 @@ pub fn tool(
     })
 }
 
+/// Where an entry of `tool_calls` keeps its parts.
+const CALL: CallFields = CallFields {
+    id: "/id",
+    name: "/name",
+    arguments: "/args",
+};
+
 /// The `tool_calls` of an AI message.
 pub fn calls(turn: &Value) -> Vec<ToolCall> {
     let Some(list) = turn.get("tool_calls").and_then(Value::as_array) else {
         return Vec::new();
     };
-    list.iter()
-        .map(|c| ToolCall {
-            id: c.get("id").and_then(Value::as_str).map(String::from),
-            name: c
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            arguments: ToolCall::parse_arguments(c.get("args")),
-        })
-        .collect()
+    list.iter().map(|c| CALL.read(c)).collect()
 }
 
 /// One `ToolMessage` per outcome.

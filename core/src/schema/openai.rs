@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::{
     results::{data_url, result_text},
-    translate::{ToolCall, ToolOutcome, joined_text},
+    translate::{CallFields, ToolCall, ToolOutcome, joined_text},
 };
 use crate::protocol::ContentBlock;
 
@@ -34,6 +34,13 @@ pub fn message(turn: &Value) -> &Value {
     turn.pointer("/choices/0/message").unwrap_or(turn)
 }
 
+/// Where an entry of `tool_calls` keeps its parts.
+const CALL: CallFields = CallFields {
+    id: "/id",
+    name: "/function/name",
+    arguments: "/function/arguments",
+};
+
 /// The tool calls of a turn.
 pub fn calls(turn: &Value) -> Vec<ToolCall> {
     let Some(list) = message(turn).get("tool_calls").and_then(Value::as_array) else {
@@ -45,15 +52,7 @@ pub fn calls(turn: &Value) -> Vec<ToolCall> {
                 .and_then(Value::as_str)
                 .is_none_or(|t| t == "function")
         })
-        .map(|c| ToolCall {
-            id: c.get("id").and_then(Value::as_str).map(String::from),
-            name: c
-                .pointer("/function/name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            arguments: ToolCall::parse_arguments(c.pointer("/function/arguments")),
-        })
+        .map(|c| CALL.read(c))
         .collect()
 }
 

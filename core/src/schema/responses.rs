@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::{
     results::{block_text, data_url, result_text},
-    translate::{ToolCall, ToolOutcome, joined_text},
+    translate::{CallFields, ToolCall, ToolOutcome, joined_text},
 };
 use crate::protocol::ContentBlock;
 
@@ -34,20 +34,19 @@ pub fn items(turn: &Value) -> &[Value] {
     }
 }
 
+/// Where a `function_call` item keeps its parts.
+const CALL: CallFields = CallFields {
+    id: "/call_id",
+    name: "/name",
+    arguments: "/arguments",
+};
+
 /// The `function_call` items of a turn.
 pub fn calls(turn: &Value) -> Vec<ToolCall> {
     items(turn)
         .iter()
         .filter(|i| i.get("type").and_then(Value::as_str) == Some("function_call"))
-        .map(|i| ToolCall {
-            id: i.get("call_id").and_then(Value::as_str).map(String::from),
-            name: i
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            arguments: ToolCall::parse_arguments(i.get("arguments")),
-        })
+        .map(|i| CALL.read(i))
         .collect()
 }
 

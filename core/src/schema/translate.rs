@@ -520,6 +520,30 @@ impl ToolCall {
     }
 }
 
+/// Where a provider's call object keeps a call's id, name and arguments, as JSON pointers
+/// (`/function/name` for OpenAI's nesting). Each provider file names its own layout, and one
+/// reader serves them all, so a missing id or name is handled alike everywhere.
+pub(super) struct CallFields {
+    /// The call id.
+    pub id: &'static str,
+    /// The tool name.
+    pub name: &'static str,
+    /// The arguments, a JSON string or a value.
+    pub arguments: &'static str,
+}
+
+impl CallFields {
+    /// The call in `call`. A missing name reads as empty: routing then reports it unknown.
+    pub(super) fn read(&self, call: &Value) -> ToolCall {
+        let text = |pointer| call.pointer(pointer).and_then(Value::as_str);
+        ToolCall {
+            id: text(self.id).map(String::from),
+            name: text(self.name).unwrap_or_default().to_owned(),
+            arguments: ToolCall::parse_arguments(call.pointer(self.arguments)),
+        }
+    }
+}
+
 /// A tool call and what came of it.
 #[derive(Clone, Debug)]
 pub struct ToolOutcome {

@@ -6,6 +6,11 @@
 //!
 //! **Work done before such a call must be safe to repeat**: on a stateless connection the
 //! handler starts over from the top on every retry, with the answers given so far.
+//!
+//! Questions the handler's own future asks side by side (`join!`, [`Context::ask_all`]) go to
+//! the client in one round. A question from a task the handler spawned joins the round when
+//! that task gets to run before the round ends (the round yields once for it); otherwise it is
+//! asked in the next round, so the call still ends, one round later.
 
 use std::{ops::Deref, sync::Arc, task::Poll};
 

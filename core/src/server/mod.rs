@@ -269,10 +269,8 @@ impl Server {
             }
             removed
         };
-        if removed {
-            self.inner.list_changed(methods::TOOLS_LIST_CHANGED);
-        }
-        removed
+        self.inner
+            .list_changed_if(removed, methods::TOOLS_LIST_CHANGED)
     }
 
     /// The registered tools, in registration order.
@@ -298,10 +296,8 @@ impl Server {
     /// Removes a resource; returns whether it existed.
     pub fn remove_resource(&self, uri: &str) -> bool {
         let removed = self.inner.resources.write().remove(uri);
-        if removed {
-            self.inner.list_changed(methods::RESOURCES_LIST_CHANGED);
-        }
-        removed
+        self.inner
+            .list_changed_if(removed, methods::RESOURCES_LIST_CHANGED)
     }
 
     /// Registers (or replaces) a resource template. Fails if the URI template is malformed.
@@ -354,10 +350,8 @@ impl Server {
     /// Removes a prompt; returns whether it existed.
     pub fn remove_prompt(&self, name: &str) -> bool {
         let removed = self.inner.prompts.write().remove(name);
-        if removed {
-            self.inner.list_changed(methods::PROMPTS_LIST_CHANGED);
-        }
-        removed
+        self.inner
+            .list_changed_if(removed, methods::PROMPTS_LIST_CHANGED)
     }
 
     /// Completes one argument of a registered prompt.
@@ -424,9 +418,10 @@ impl Server {
         session
     }
 
-    /// Serves Streamable HTTP (both eras) until the returned server is shut down or dropped.
-    /// Binds 127.0.0.1 unless the options say otherwise (and then only with a Host allowlist
-    /// or an auth hook).
+    /// Serves Streamable HTTP (both eras) until the returned server is shut down or dropped,
+    /// and WebSocket on the same path when `options.websocket` is set. Binds 127.0.0.1
+    /// unless the options say otherwise (and then only with a Host allowlist or an auth
+    /// hook).
     pub async fn serve_http(
         &self,
         options: crate::transport::http::HttpServerOptions,
@@ -438,6 +433,22 @@ impl Server {
         let factory: crate::transport::http::SessionFactory =
             Arc::new(move |link| server.serve(link));
         crate::transport::http::HttpServer::bind(options, factory).await
+    }
+
+    /// Serves WebSocket alone (`ws://127.0.0.1:PORT/mcp` by default): each socket is one
+    /// session, in either era, until the returned server is shut down or dropped. The
+    /// security rules are the Streamable HTTP server's (see [`Server::serve_http`]); to serve
+    /// both transports on one port, set `websocket` in its options instead.
+    pub async fn serve_ws(
+        &self,
+        options: crate::transport::ws::WsServerOptions,
+    ) -> Result<crate::transport::ws::WsServer> {
+        let server = self.clone();
+        let factory: crate::transport::http::SessionFactory =
+            Arc::new(move |link| server.serve(link));
+        let http =
+            crate::transport::http::HttpServer::bind_ws_only(options.into_http(), factory).await?;
+        Ok(crate::transport::ws::WsServer::new(http))
     }
 
     /// Joins the change fan-out of a scaled-out server: what changes here is published to the
@@ -509,6 +520,15 @@ impl Inner {
     fn list_changed(&self, method: &str) {
         self.list_changed_here(method);
         self.share(method, None);
+    }
+
+    /// After a removal: tells of the change when something was removed, and passes on
+    /// whether it was. (Called once the list's lock is released, as `list_changed` must be.)
+    fn list_changed_if(&self, removed: bool, method: &str) -> bool {
+        if removed {
+            self.list_changed(method);
+        }
+        removed
     }
 
     fn resource_updated(&self, uri: &str) {

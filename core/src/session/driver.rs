@@ -21,14 +21,14 @@ use crate::{
     Error,
     embed::Join,
     jsonrpc::{
-        Decoded, ErrorObject, ErrorResponse, Invalid, Message, Notification, Request, RequestId,
-        Response, decode, encode_error, encode_error_without_id, encode_response,
+        Decoded, ErrorObject, ErrorResponse, Invalid, Limits, Message, Notification, Request,
+        RequestId, Response, codes, decode, encode_error, encode_error_without_id, encode_response,
     },
     protocol::{
         CancelledNotificationParams, JsonObject, ProgressNotificationParams, ProtocolVersion, meta,
         methods,
     },
-    transport::{Inbound, Outbound, Route},
+    transport::{HttpFrame, Inbound, Outbound, Route},
 };
 
 /// How long a transport may take to confirm it has shut down after `Close` (a child process
@@ -40,6 +40,19 @@ async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
         Some(d) => tokio::time::sleep_until(d).await,
         None => std::future::pending().await,
     }
+}
+
+/// How the transport cut a frame out of its input, which decides what becomes of bytes that
+/// are not JSON.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    /// A line of a byte stream (stdio) or an HTTP body: not JSON is dropped (stdio: it may
+    /// be a stray log line, and answering it could start two peers storming each other) or
+    /// refused by the transport itself (HTTP answers 400 before the session sees it).
+    Stream,
+    /// A message the peer framed itself (WebSocket): not JSON is answered `-32700`, and the
+    /// size cap is the transport's, already applied.
+    Message,
 }
 
 /// Where the answer to one inbound request goes.
@@ -98,16 +111,22 @@ pub(super) async fn drive(
         };
         match item {
             Some(Inbound::Frame(bytes)) if !closing => {
-                if let Some(lifecycle) = session.on_frame(bytes, None, &dispatch) {
+                if let Some(lifecycle) = session.on_frame(bytes, None, &dispatch, Framing::Stream) {
                     let _ = lifecycle.await;
                 }
             }
-            Some(Inbound::FrameWithHeaders(bytes, headers)) if !closing => {
-                if let Some(lifecycle) = session.on_frame(bytes, Some(headers), &dispatch) {
+            Some(Inbound::FrameWithHeaders(frame)) if !closing => {
+                if let Some(lifecycle) = session.on_http_frame(frame, &dispatch) {
                     let _ = lifecycle.await;
                 }
             }
-            Some(Inbound::Frame(_) | Inbound::FrameWithHeaders(..)) => {}
+            Some(Inbound::Message(bytes)) if !closing => {
+                if let Some(lifecycle) = session.on_frame(bytes, None, &dispatch, Framing::Message)
+                {
+                    let _ = lifecycle.await;
+                }
+            }
+            Some(Inbound::Frame(_) | Inbound::FrameWithHeaders(..) | Inbound::Message(_)) => {}
             Some(Inbound::Oversized { len }) => session.log_dropped(&format!(
                 "dropped an inbound message of {len} bytes (cap {})",
                 session.inner.config.limits.max_message_bytes
@@ -132,20 +151,15 @@ impl Session {
             .clone()
             .unwrap_or_else(|| Error::closed("the peer closed the connection"));
         self.fail_pending(error);
+        // A transport that dropped its outbound receiver can write nothing more (see the
+        // contract in `transport`): no answer could reach the peer, so handlers are cancelled
+        // at once rather than given the grace period.
+        let can_write = !self.inner.outbound.is_closed();
         if !already_closing {
             // The peer stopped sending, but may still read: let in-flight handlers finish
             // (answers to pipelined requests must not be lost), within the grace period.
-            let grace = tokio::time::Instant::now() + self.inner.config.shutdown_grace;
-            loop {
-                let drained = self.inner.inflight_drained.notified();
-                if self.inner.inflight.lock().is_empty()
-                    && self.inner.batches_pending.load(Ordering::Acquire) == 0
-                {
-                    break;
-                }
-                if tokio::time::timeout_at(grace, drained).await.is_err() {
-                    break;
-                }
+            if can_write {
+                self.let_inflight_finish().await;
             }
             self.cancel_inflight();
             // Let the transport flush what the handlers wrote and release everything; it
@@ -169,6 +183,22 @@ impl Session {
         self.update_state(|s| s.phase = Phase::Closed);
         *self.inner.close_reason.lock() =
             Some(reason.unwrap_or_else(|| Error::closed("the session is closed")));
+    }
+
+    /// Waits until no request is in flight, or the grace period is over.
+    async fn let_inflight_finish(&self) {
+        let grace = tokio::time::Instant::now() + self.inner.config.shutdown_grace;
+        loop {
+            let drained = self.inner.inflight_drained.notified();
+            if self.inner.inflight.lock().is_empty()
+                && self.inner.batches_pending.load(Ordering::Acquire) == 0
+            {
+                return;
+            }
+            if tokio::time::timeout_at(grace, drained).await.is_err() {
+                return;
+            }
+        }
     }
 
     fn fail_pending(&self, error: Error) {
@@ -209,19 +239,54 @@ impl Session {
         bytes: Bytes,
         headers: Option<Arc<http::HeaderMap>>,
         dispatch: &Arc<dyn Dispatch>,
+        framing: Framing,
     ) -> Option<Join> {
-        match decode(&bytes, &self.inner.config.limits) {
+        let limits = match framing {
+            Framing::Stream => self.inner.config.limits,
+            Framing::Message => Limits {
+                max_message_bytes: usize::MAX,
+                ..self.inner.config.limits
+            },
+        };
+        match decode(&bytes, &limits) {
+            Err(e) if framing == Framing::Message => {
+                let error = ErrorObject::new(codes::PARSE_ERROR, format!("Parse error: {e}"));
+                self.reply_error(None, error, &ReplyTo::Direct);
+            }
             Err(e) => self.log_dropped(&format!("dropped an unparseable message: {e}")),
-            Ok(Decoded::Single(Ok(Message::Request(request)))) => {
+            Ok(decoded) => return self.on_decoded(decoded, headers, dispatch),
+        }
+        None
+    }
+
+    /// A message the HTTP transport decoded already: used as it is when it was checked
+    /// against caps no looser than this session's, decoded again under ours otherwise.
+    fn on_http_frame(&self, frame: HttpFrame, dispatch: &Arc<dyn Dispatch>) -> Option<Join> {
+        let ours = self.inner.config.limits;
+        if frame.limits.max_message_bytes <= ours.max_message_bytes
+            && frame.limits.max_depth <= ours.max_depth
+        {
+            self.on_decoded(*frame.decoded, Some(frame.headers), dispatch)
+        } else {
+            self.on_frame(frame.bytes, Some(frame.headers), dispatch, Framing::Stream)
+        }
+    }
+
+    fn on_decoded(
+        &self,
+        decoded: Decoded,
+        headers: Option<Arc<http::HeaderMap>>,
+        dispatch: &Arc<dyn Dispatch>,
+    ) -> Option<Join> {
+        match decoded {
+            Decoded::Single(Ok(Message::Request(request))) => {
                 let sequential = dispatch.is_sequential(&request.method);
                 let task = self.on_request(request, dispatch, &ReplyTo::Direct, headers);
                 return task.filter(|_| sequential);
             }
-            Ok(Decoded::Single(Ok(message))) => {
-                self.on_message(message, dispatch, &ReplyTo::Direct)
-            }
-            Ok(Decoded::Single(Err(invalid))) => self.on_invalid(invalid, &ReplyTo::Direct),
-            Ok(Decoded::Batch(items)) => self.on_batch(items, dispatch),
+            Decoded::Single(Ok(message)) => self.on_message(message, dispatch, &ReplyTo::Direct),
+            Decoded::Single(Err(invalid)) => self.on_invalid(invalid, &ReplyTo::Direct),
+            Decoded::Batch(items) => self.on_batch(items, dispatch),
         }
         None
     }

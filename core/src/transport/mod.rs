@@ -6,12 +6,15 @@
 //!
 //! - every inbound frame is one complete message, already cut out of the byte stream;
 //! - a frame too large for the configured cap is reported as [`Inbound::Oversized`], never
-//!   buffered;
+//!   buffered (a message-framed transport, WebSocket, enforces its own cap and closes);
 //! - after the session sends [`Outbound::Close`], the transport flushes what was queued,
 //!   closes its side and then ends the inbound channel (a child process transport only ends it
 //!   once the child has been reaped);
 //! - when the peer goes away the inbound channel ends, with [`Inbound::Closed`] carrying the
-//!   reason when one is known (a child's exit status and the tail of its stderr).
+//!   reason when one is known (a child's exit status and the tail of its stderr);
+//! - a transport that can no longer write anything (its closing handshake is over) drops
+//!   its outbound receiver before it sends [`Inbound::Closed`]: no answer could reach the
+//!   peer, so the session cancels in-flight handlers at once instead of letting them finish.
 //!
 //! Outbound frames carry a [`Route`] so that transports with per-request streams (Streamable
 //! HTTP) can put a response and the notifications about it on the right stream.
@@ -21,6 +24,7 @@ pub mod http;
 pub mod memory;
 pub mod stdio;
 pub mod tap;
+pub mod ws;
 
 use bytes::Bytes;
 use tokio::sync::mpsc;
@@ -72,8 +76,15 @@ pub enum Inbound {
     /// One complete message.
     Frame(Bytes),
     /// One complete message with the HTTP headers it arrived with (Streamable HTTP), for
-    /// handlers that check header-mirrored values.
-    FrameWithHeaders(Bytes, std::sync::Arc<::http::HeaderMap>),
+    /// handlers that check header-mirrored values. The HTTP server has already decoded the
+    /// body (its POST rules need the ids and methods), so the message comes decoded too and
+    /// is not parsed a second time.
+    FrameWithHeaders(HttpFrame),
+    /// One complete message the peer framed itself (a WebSocket text frame), already held to
+    /// the transport's own size cap. Unlike a line of a byte stream, it cannot be stray output
+    /// (a log line on stdout) or a fragment of something else: if it is not JSON, the session
+    /// answers `-32700` instead of dropping it.
+    Message(Bytes),
     /// A message larger than the cap was discarded without being buffered.
     Oversized {
         /// Its size in bytes (at least the cap).
@@ -81,6 +92,20 @@ pub enum Inbound {
     },
     /// The connection ended; the reason, when the transport knows one.
     Closed(Option<Error>),
+}
+
+/// A Streamable HTTP message as the server received it: the body's bytes (for taps and
+/// traces), its headers, and the body decoded under `limits`.
+#[derive(Debug)]
+pub struct HttpFrame {
+    /// The body as it arrived.
+    pub bytes: Bytes,
+    /// The request's headers.
+    pub headers: std::sync::Arc<::http::HeaderMap>,
+    /// `bytes`, decoded.
+    pub decoded: Box<crate::jsonrpc::Decoded>,
+    /// The caps `decoded` was checked against; a session with stricter ones decodes again.
+    pub limits: crate::jsonrpc::Limits,
 }
 
 /// The two halves a session drives.

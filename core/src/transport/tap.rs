@@ -32,8 +32,12 @@ pub fn tap(link: Link, observer: Observer) -> Link {
     let seen_in = observer.clone();
     tokio::spawn(async move {
         while let Some(item) = inbound.recv().await {
-            if let Inbound::Frame(bytes) | Inbound::FrameWithHeaders(bytes, _) = &item {
-                seen_in(Direction::Inbound, bytes);
+            match &item {
+                Inbound::Frame(bytes) | Inbound::Message(bytes) => {
+                    seen_in(Direction::Inbound, bytes)
+                }
+                Inbound::FrameWithHeaders(frame) => seen_in(Direction::Inbound, &frame.bytes),
+                _ => {}
             }
             if in_tx.send(item).await.is_err() {
                 break;

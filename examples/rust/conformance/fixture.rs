@@ -7,12 +7,12 @@ use std::{collections::BTreeMap, time::Duration};
 use oxmcp::{
     jsonrpc::ErrorObject,
     protocol::{
-        CallToolResult, Completion, ContentBlock, CreateMessageRequestParams, ElicitRequestParams,
-        EmbeddedResource, GetPromptResult, LoggingLevel, Prompt, PromptArgument, PromptMessage,
-        ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, SamplingMessage,
-        Tool,
+        CallToolResult, Completion, ContentBlock, CreateMessageRequestParams, CreateMessageResult,
+        ElicitRequestParams, ElicitResult, EmbeddedResource, GetPromptResult, LoggingLevel, Prompt,
+        PromptArgument, PromptMessage, ReadResourceResult, Resource, ResourceContents,
+        ResourceTemplate, Role, SamplingMessage, Tool,
     },
-    server::{Context, ResourceError, Server, ServerBuilder, ToolError},
+    server::{Context, ResourceError, Server, ServerBuilder, ToolError, ToolResult},
 };
 use serde_json::{Value, json};
 
@@ -24,6 +24,19 @@ pub const WAV: &str = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAA
 
 fn no_args() -> Value {
     json!({ "type": "object", "properties": {} })
+}
+
+/// Registers a tool that takes no arguments, as most of the suite's do: its handler gets only
+/// the request's context.
+fn add_no_args<F, Fut>(server: &Server, name: &str, description: &str, run: F) -> oxmcp::Result<()>
+where
+    F: Fn(Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ToolResult> + Send + 'static,
+{
+    server.add_tool(
+        Tool::new(name, description, no_args()),
+        move |_a: Value, ctx: Context| run(ctx),
+    )
 }
 
 fn text_resource(uri: &str, mime: &str, text: &str) -> ContentBlock {
@@ -49,90 +62,67 @@ pub fn build(builder: ServerBuilder) -> oxmcp::Result<Server> {
     Ok(server)
 }
 
-fn add_tools(server: &Server) -> oxmcp::Result<()> {
-    server.add_tool(
-        Tool::new(
+/// The tools whose answer never changes, in the order the suite lists them.
+fn fixed_content() -> [(&'static str, &'static str, Vec<ContentBlock>); 5] {
+    [
+        (
             "test_simple_text",
             "Returns a simple text response",
-            no_args(),
-        ),
-        |_a: Value, _c: Context| async move {
-            Ok(CallToolResult::text(
+            vec![ContentBlock::text(
                 "This is a simple text response for testing.",
-            ))
-        },
-    )?;
-    server.add_tool(
-        Tool::new(
+            )],
+        ),
+        (
             "test_image_content",
             "Returns an image (a 1x1 red PNG)",
-            no_args(),
+            vec![ContentBlock::image(PNG, "image/png")],
         ),
-        |_a: Value, _c: Context| async move {
-            Ok(CallToolResult {
-                content: vec![ContentBlock::image(PNG, "image/png")],
-                ..Default::default()
-            })
-        },
-    )?;
-    server.add_tool(
-        Tool::new(
+        (
             "test_audio_content",
             "Returns audio (a short WAV)",
-            no_args(),
+            vec![ContentBlock::audio(WAV, "audio/wav")],
         ),
-        |_a: Value, _c: Context| async move {
-            Ok(CallToolResult {
-                content: vec![ContentBlock::audio(WAV, "audio/wav")],
-                ..Default::default()
-            })
-        },
-    )?;
-    server.add_tool(
-        Tool::new(
+        (
             "test_embedded_resource",
             "Returns an embedded resource",
-            no_args(),
+            vec![text_resource(
+                "test://embedded-resource",
+                "text/plain",
+                "This is an embedded resource content.",
+            )],
         ),
-        |_a: Value, _c: Context| async move {
-            Ok(CallToolResult {
-                content: vec![text_resource(
-                    "test://embedded-resource",
-                    "text/plain",
-                    "This is an embedded resource content.",
-                )],
-                ..Default::default()
-            })
-        },
-    )?;
-    server.add_tool(
-        Tool::new(
+        (
             "test_multiple_content_types",
             "Returns text, an image and a resource",
-            no_args(),
+            vec![
+                ContentBlock::text("Multiple content types test:"),
+                ContentBlock::image(PNG, "image/png"),
+                text_resource(
+                    "test://mixed-content-resource",
+                    "application/json",
+                    r#"{"test":"data","value":123}"#,
+                ),
+            ],
         ),
-        |_a: Value, _c: Context| async move {
-            Ok(CallToolResult {
-                content: vec![
-                    ContentBlock::text("Multiple content types test:"),
-                    ContentBlock::image(PNG, "image/png"),
-                    text_resource(
-                        "test://mixed-content-resource",
-                        "application/json",
-                        r#"{"test":"data","value":123}"#,
-                    ),
-                ],
-                ..Default::default()
-            })
-        },
-    )?;
-    server.add_tool(
-        Tool::new(
-            "test_tool_with_logging",
-            "Sends three log messages while it runs",
-            no_args(),
-        ),
-        |_a: Value, ctx: Context| async move {
+    ]
+}
+
+fn add_tools(server: &Server) -> oxmcp::Result<()> {
+    for (name, description, content) in fixed_content() {
+        let result = CallToolResult {
+            content,
+            ..Default::default()
+        };
+        add_no_args(server, name, description, move |_c: Context| {
+            let result = result.clone();
+            async move { Ok(result) }
+        })?;
+    }
+    add_no_args(
+        server,
+        "test_tool_with_logging",
+        "Sends three log messages while it runs",
+        |ctx: Context| async move {
             for (i, message) in [
                 "Tool execution started",
                 "Tool processing data",
@@ -152,21 +142,21 @@ fn add_tools(server: &Server) -> oxmcp::Result<()> {
             ))
         },
     )?;
-    server.add_tool(
-        Tool::new("test_error_handling", "Always fails", no_args()),
-        |_a: Value, _c: Context| async move {
-            Err::<CallToolResult, _>(ToolError::failed(
+    add_no_args(
+        server,
+        "test_error_handling",
+        "Always fails",
+        |_c: Context| async move {
+            Err(ToolError::failed(
                 "This tool intentionally returns an error for testing",
             ))
         },
     )?;
-    server.add_tool(
-        Tool::new(
-            "test_tool_with_progress",
-            "Reports progress 0, 50, 100 of 100",
-            no_args(),
-        ),
-        |_a: Value, ctx: Context| async move {
+    add_no_args(
+        server,
+        "test_tool_with_progress",
+        "Reports progress 0, 50, 100 of 100",
+        |ctx: Context| async move {
             for (i, progress) in [0.0, 50.0, 100.0].into_iter().enumerate() {
                 if i > 0 {
                     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -228,13 +218,11 @@ fn add_tools(server: &Server) -> oxmcp::Result<()> {
             Ok(CallToolResult::text(format!("Routed to region {region}")))
         },
     )?;
-    server.add_tool(
-        Tool::new(
-            "test_reconnection",
-            "Cuts its HTTP response stream, then answers on the resumed one",
-            no_args(),
-        ),
-        |_a: Value, ctx: Context| async move {
+    add_no_args(
+        server,
+        "test_reconnection",
+        "Cuts its HTTP response stream, then answers on the resumed one",
+        |ctx: Context| async move {
             // Over Streamable HTTP the client resumes with Last-Event-ID (SEP-1699 polling);
             // other transports have no per-request stream and ignore this.
             ctx.close_stream().await;
@@ -256,17 +244,7 @@ fn add_interactive_tools(server: &Server) -> oxmcp::Result<()> {
         ),
         |args: Value, ctx: Context| async move {
             let prompt = args["prompt"].as_str().unwrap_or_default();
-            let result = ctx
-                .sample(CreateMessageRequestParams {
-                    messages: vec![SamplingMessage {
-                        role: Role::User,
-                        content: json!({"type": "text", "text": prompt}),
-                        meta: None,
-                    }],
-                    max_tokens: 100,
-                    ..Default::default()
-                })
-                .await?;
+            let result = ctx.sample(question(prompt, 100)).await?;
             let text = result.content.get("text").and_then(Value::as_str).map_or_else(|| result.content.to_string(), str::to_owned);
             Ok(CallToolResult::text(format!("LLM response: {text}")))
         },
@@ -292,16 +270,14 @@ fn add_interactive_tools(server: &Server) -> oxmcp::Result<()> {
                     }),
                 ))
                 .await?;
-            Ok(CallToolResult::text(format!(
-                "User response: action={}, content={}",
-                serde_json::to_value(result.action).unwrap_or_default().as_str().unwrap_or_default(),
-                Value::Object(result.content.unwrap_or_default())
-            )))
+            Ok(elicit_report("User response", result))
         },
     )?;
-    server.add_tool(
-        Tool::new("test_elicitation_sep1034_defaults", "Elicits with a default for every primitive type", no_args()),
-        |_a: Value, ctx: Context| async move {
+    add_no_args(
+        server,
+        "test_elicitation_sep1034_defaults",
+        "Elicits with a default for every primitive type",
+        |ctx: Context| async move {
             let result = ctx
                 .elicit(ElicitRequestParams::form(
                     "Please review and update the form fields with defaults",
@@ -318,12 +294,14 @@ fn add_interactive_tools(server: &Server) -> oxmcp::Result<()> {
                     }),
                 ))
                 .await?;
-            Ok(elicitation_completed(result))
+            Ok(elicit_report("Elicitation completed", result))
         },
     )?;
-    server.add_tool(
-        Tool::new("test_elicitation_sep1330_enums", "Elicits with all five enum schema forms", no_args()),
-        |_a: Value, ctx: Context| async move {
+    add_no_args(
+        server,
+        "test_elicitation_sep1330_enums",
+        "Elicits with all five enum schema forms",
+        |ctx: Context| async move {
             let result = ctx
                 .elicit(ElicitRequestParams::form(
                     "Please select options from the enum fields",
@@ -349,27 +327,15 @@ fn add_interactive_tools(server: &Server) -> oxmcp::Result<()> {
                     }),
                 ))
                 .await?;
-            Ok(elicitation_completed(result))
+            Ok(elicit_report("Elicitation completed", result))
         },
     )?;
-    server.add_tool(
-        Tool::new(
-            "test_missing_capability",
-            "Needs the client's sampling capability",
-            no_args(),
-        ),
-        |_a: Value, ctx: Context| async move {
-            let result = ctx
-                .sample(CreateMessageRequestParams {
-                    messages: vec![SamplingMessage {
-                        role: Role::User,
-                        content: json!({"type": "text", "text": "ping"}),
-                        meta: None,
-                    }],
-                    max_tokens: 10,
-                    ..Default::default()
-                })
-                .await?;
+    add_no_args(
+        server,
+        "test_missing_capability",
+        "Needs the client's sampling capability",
+        |ctx: Context| async move {
+            let result = ctx.sample(question("ping", 10)).await?;
             Ok(CallToolResult::text(format!(
                 "sampled with {}",
                 result.model
@@ -398,7 +364,16 @@ fn question(text: &str, max_tokens: u64) -> CreateMessageRequestParams {
     }
 }
 
-fn field(result: &oxmcp::protocol::ElicitResult, name: &str) -> String {
+/// The text of a sampled answer (empty when it is not a text block).
+fn sampled_text(answer: &CreateMessageResult) -> &str {
+    answer
+        .content
+        .get("text")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+fn field(result: &ElicitResult, name: &str) -> String {
     result
         .content
         .as_ref()
@@ -412,13 +387,11 @@ fn field(result: &oxmcp::protocol::ElicitResult, name: &str) -> String {
 /// The multi round-trip (2026-07-28) scenarios, with the input keys the suite expects. Written
 /// like any handler: over a handshake-era connection the same code sends ordinary requests.
 fn add_input_required_tools(server: &Server) -> oxmcp::Result<()> {
-    server.add_tool(
-        Tool::new(
-            "test_input_required_result_elicitation",
-            "Asks for a name",
-            no_args(),
-        ),
-        |_a: Value, ctx: Context| async move {
+    add_no_args(
+        server,
+        "test_input_required_result_elicitation",
+        "Asks for a name",
+        |ctx: Context| async move {
             let answer = ctx
                 .elicit_keyed("user_name", form("What is your name?", "name", "string"))
                 .await?;
@@ -428,13 +401,11 @@ fn add_input_required_tools(server: &Server) -> oxmcp::Result<()> {
             )))
         },
     )?;
-    server.add_tool(
-        Tool::new(
-            "test_input_required_result_sampling",
-            "Asks the model a question",
-            no_args(),
-        ),
-        |_a: Value, ctx: Context| async move {
+    add_no_args(
+        server,
+        "test_input_required_result_sampling",
+        "Asks the model a question",
+        |ctx: Context| async move {
             let answer = ctx
                 .sample_keyed(
                     "capital_question",
@@ -443,21 +414,15 @@ fn add_input_required_tools(server: &Server) -> oxmcp::Result<()> {
                 .await?;
             Ok(CallToolResult::text(format!(
                 "Model said: {}",
-                answer
-                    .content
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
+                sampled_text(&answer)
             )))
         },
     )?;
-    server.add_tool(
-        Tool::new(
-            "test_input_required_result_list_roots",
-            "Asks for the client's roots",
-            no_args(),
-        ),
-        |_a: Value, ctx: Context| async move {
+    add_no_args(
+        server,
+        "test_input_required_result_list_roots",
+        "Asks for the client's roots",
+        |ctx: Context| async move {
             let roots = ctx.list_roots_keyed("client_roots").await?;
             let uris: Vec<&str> = roots.roots.iter().map(|r| r.uri.as_str()).collect();
             Ok(CallToolResult::text(format!("Roots: {}", uris.join(", "))))
@@ -467,13 +432,11 @@ fn add_input_required_tools(server: &Server) -> oxmcp::Result<()> {
         "test_input_required_result_request_state",
         "test_input_required_result_tampered_state",
     ] {
-        server.add_tool(
-            Tool::new(
-                name,
-                "Asks for a confirmation; its state is signed",
-                no_args(),
-            ),
-            |_a: Value, ctx: Context| async move {
+        add_no_args(
+            server,
+            name,
+            "Asks for a confirmation; its state is signed",
+            |ctx: Context| async move {
                 let answer = ctx
                     .elicit_keyed("confirm", form("Please confirm", "ok", "boolean"))
                     .await?;
@@ -485,13 +448,11 @@ fn add_input_required_tools(server: &Server) -> oxmcp::Result<()> {
             },
         )?;
     }
-    server.add_tool(
-        Tool::new(
-            "test_input_required_result_multiple_inputs",
-            "Asks three things at once",
-            no_args(),
-        ),
-        |_a: Value, ctx: Context| async move {
+    add_no_args(
+        server,
+        "test_input_required_result_multiple_inputs",
+        "Asks three things at once",
+        |ctx: Context| async move {
             let (name, greeting, roots) = tokio::join!(
                 ctx.elicit_keyed("user_name", form("What is your name?", "name", "string")),
                 ctx.sample_keyed("greeting", question("Generate a greeting", 50)),
@@ -501,22 +462,16 @@ fn add_input_required_tools(server: &Server) -> oxmcp::Result<()> {
             Ok(CallToolResult::text(format!(
                 "{} / {} / {} roots",
                 field(&name, "name"),
-                greeting
-                    .content
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default(),
+                sampled_text(&greeting),
                 roots.roots.len()
             )))
         },
     )?;
-    server.add_tool(
-        Tool::new(
-            "test_input_required_result_multi_round",
-            "Asks two things, one after the other",
-            no_args(),
-        ),
-        |_a: Value, ctx: Context| async move {
+    add_no_args(
+        server,
+        "test_input_required_result_multi_round",
+        "Asks two things, one after the other",
+        |ctx: Context| async move {
             let name = ctx
                 .elicit_keyed(
                     "step1",
@@ -536,25 +491,17 @@ fn add_input_required_tools(server: &Server) -> oxmcp::Result<()> {
             )))
         },
     )?;
-    server.add_tool(
-        Tool::new(
-            "test_input_required_result_capabilities",
-            "Asks only what the client can answer",
-            no_args(),
-        ),
-        |_a: Value, ctx: Context| async move {
+    add_no_args(
+        server,
+        "test_input_required_result_capabilities",
+        "Asks only what the client can answer",
+        |ctx: Context| async move {
             let mut got = Vec::new();
             if ctx.client_supports("sampling") {
                 let a = ctx
                     .sample_keyed("sampling_question", question("Say hi", 20))
                     .await?;
-                got.push(format!(
-                    "sampling={}",
-                    a.content
-                        .get("text")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                ));
+                got.push(format!("sampling={}", sampled_text(&a)));
             }
             if ctx.client_supports("elicitation") {
                 let a = ctx
@@ -573,13 +520,11 @@ fn add_input_required_tools(server: &Server) -> oxmcp::Result<()> {
             }))
         },
     )?;
-    server.add_tool(
-        Tool::new(
-            "test_streaming_elicitation",
-            "Elicits; its answer stream carries no independent request",
-            no_args(),
-        ),
-        |_a: Value, ctx: Context| async move {
+    add_no_args(
+        server,
+        "test_streaming_elicitation",
+        "Elicits; its answer stream carries no independent request",
+        |ctx: Context| async move {
             let answer = ctx
                 .elicit(form("Anything to add?", "note", "string"))
                 .await?;
@@ -589,13 +534,11 @@ fn add_input_required_tools(server: &Server) -> oxmcp::Result<()> {
             )))
         },
     )?;
-    server.add_tool(
-        Tool::new(
-            "test_logging_tool",
-            "Logs at every level (sent only when the request asks)",
-            no_args(),
-        ),
-        |_a: Value, ctx: Context| async move {
+    add_no_args(
+        server,
+        "test_logging_tool",
+        "Logs at every level (sent only when the request asks)",
+        |ctx: Context| async move {
             for level in [
                 LoggingLevel::Debug,
                 LoggingLevel::Info,
@@ -615,10 +558,11 @@ fn add_input_required_tools(server: &Server) -> oxmcp::Result<()> {
     Ok(())
 }
 
-fn elicitation_completed(result: oxmcp::protocol::ElicitResult) -> CallToolResult {
+/// What the user did and sent, after `prefix`.
+fn elicit_report(prefix: &str, result: ElicitResult) -> CallToolResult {
     let action = serde_json::to_value(result.action).unwrap_or_default();
     CallToolResult::text(format!(
-        "Elicitation completed: action={}, content={}",
+        "{prefix}: action={}, content={}",
         action.as_str().unwrap_or_default(),
         Value::Object(result.content.unwrap_or_default())
     ))

@@ -9,7 +9,7 @@
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{ChildTransport, Parts, Reading, out_channel};
+use super::{ChildTransport, Parts, Reading};
 use crate::{
     Error,
     embed::{EndAction, Feeder, HostLoop, Spawner},
@@ -75,8 +75,7 @@ pub(super) fn link(child: &ChildTransport, parts: Parts, hosted: HostedInput) ->
         stop_reading,
         stdout_eof,
     } = hosted;
-    let (out_tx, out_rx) = out_channel();
-    child.supervise_on(
+    child.link_supervised(
         parts,
         &Spawner::Host(host),
         Reading {
@@ -84,11 +83,6 @@ pub(super) fn link(child: &ChildTransport, parts: Parts, hosted: HostedInput) ->
             stop_reading,
             stdout_eof,
         },
-        in_tx,
-        out_rx,
-    );
-    Link {
-        inbound: in_rx,
-        outbound: out_tx,
-    }
+        (in_tx, in_rx),
+    )
 }

@@ -37,19 +37,26 @@ struct Input {
     body: Vec<u8>,
 }
 
+impl Input {
+    /// A well-formed POST of `body` to the MCP endpoint.
+    fn post(body: &[u8]) -> Input {
+        Input {
+            method: "POST".into(),
+            path: "/mcp".into(),
+            headers: vec![
+                ("Content-Type".into(), "application/json".into()),
+                (
+                    "Accept".into(),
+                    "application/json, text/event-stream".into(),
+                ),
+            ],
+            body: body.to_vec(),
+        }
+    }
+}
+
 fn parse_input(data: &[u8]) -> Input {
-    let fallback = || Input {
-        method: "POST".into(),
-        path: "/mcp".into(),
-        headers: vec![
-            ("Content-Type".into(), "application/json".into()),
-            (
-                "Accept".into(),
-                "application/json, text/event-stream".into(),
-            ),
-        ],
-        body: data.to_vec(),
-    };
+    let fallback = || Input::post(data);
     let Some(split) = data.windows(2).position(|w| w == b"\n\n") else {
         return fallback();
     };
@@ -182,21 +189,7 @@ async fn exchange(server: &InMemoryServer, request: &[u8]) -> Option<Answer> {
 }
 
 fn post(body: &str, session: Option<&(String, &str)>) -> Vec<u8> {
-    raw_request(
-        &Input {
-            method: "POST".into(),
-            path: "/mcp".into(),
-            headers: vec![
-                ("Content-Type".into(), "application/json".into()),
-                (
-                    "Accept".into(),
-                    "application/json, text/event-stream".into(),
-                ),
-            ],
-            body: body.as_bytes().to_vec(),
-        },
-        session,
-    )
+    raw_request(&Input::post(body.as_bytes()), session)
 }
 
 /// Opens a session at `version` and sends `notifications/initialized`.

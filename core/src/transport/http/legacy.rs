@@ -118,21 +118,21 @@ pub(super) async fn post(state: &State, req: Request<Incoming>) -> Response<Body
     };
     let (parts, body) = req.into_parts();
     let headers = Arc::new(parts.headers);
-    let (bytes, decoded) = match post_rule::read_body(state, &headers, body).await {
-        Ok(read) => read,
+    let frame = match post_rule::read_body(state, &headers, body).await {
+        Ok(frame) => frame,
         Err(refusal) => return refusal,
     };
     // The answer to whatever is handed over travels on the stream; a body that cannot be
     // handed over whole is refused here, where the client is waiting for this POST's status.
     let revision = session.engine.protocol_version();
-    match post_rule::decide(&decoded, revision.map(ProtocolVersion::as_str)) {
+    match post_rule::decide(&frame.decoded, revision.map(ProtocolVersion::as_str)) {
         Verdict::Refuse(r) => return r.into_response(),
         Verdict::Accept | Verdict::Answer(_) => {}
     }
-    if let Some(r) = post_rule::refuse_incomplete_batch(&decoded) {
+    if let Some(r) = post_rule::refuse_incomplete_batch(&frame.decoded) {
         return r.into_response();
     }
-    let frame = Inbound::FrameWithHeaders(bytes, headers);
+    let frame = Inbound::FrameWithHeaders(frame);
     if session.inbound.send(frame).await.is_err() {
         return refuse(
             StatusCode::NOT_FOUND,

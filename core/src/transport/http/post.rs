@@ -5,7 +5,6 @@
 
 use std::{sync::Arc, time::Instant};
 
-use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
 use hyper::body::Incoming;
 use tokio::sync::mpsc;
@@ -20,11 +19,10 @@ use super::{
     streams::{Delivery, Resumable, Streams},
 };
 use crate::{
-    jsonrpc::{Decoded, ErrorObject, codes},
+    jsonrpc::{ErrorObject, codes},
     protocol::ProtocolVersion,
     session::Phase,
-    sync::Mutex,
-    transport::Inbound,
+    transport::{HttpFrame, Inbound},
 };
 
 use super::server::{
@@ -44,8 +42,8 @@ pub(super) async fn post(state: &State, req: Request<Incoming>) -> Response<Body
             "Not Acceptable: the client must accept both application/json and text/event-stream",
         );
     }
-    let (bytes, decoded) = match post_rule::read_body(state, &headers, body).await {
-        Ok(read) => read,
+    let frame = match post_rule::read_body(state, &headers, body).await {
+        Ok(frame) => frame,
         Err(refusal) => return refusal,
     };
     let version_header = header_str(&headers, &headers::MCP_PROTOCOL_VERSION).map(str::to_owned);
@@ -56,10 +54,8 @@ pub(super) async fn post(state: &State, req: Request<Incoming>) -> Response<Body
     match version_header {
         // A version that is not a handshake-era one selects the stateless era (an unknown
         // version is answered by the engine with the versions it speaks).
-        Some(v) if handshake_header.is_none() => {
-            stateless_post(state, &headers, &v, decoded, bytes).await
-        }
-        _ => session_post(state, &headers, handshake_header, decoded, bytes).await,
+        Some(v) if handshake_header.is_none() => stateless_post(state, &headers, &v, frame).await,
+        _ => session_post(state, &headers, handshake_header, frame).await,
     }
 }
 
@@ -67,23 +63,23 @@ async fn session_post(
     state: &State,
     headers: &Arc<HeaderMap>,
     version: Option<ProtocolVersion>,
-    decoded: Decoded,
-    bytes: Bytes,
+    frame: HttpFrame,
 ) -> Response<Body> {
+    let decoded = &*frame.decoded;
     if state.options.stateless {
         // Each request stands alone; the handshake-era engine is told it is initialized.
         let revision = version.unwrap_or(ProtocolVersion::V2025_03_26);
-        let requests = match post_rule::decide(&decoded, Some(revision.as_str())) {
+        let requests = match post_rule::decide(decoded, Some(revision.as_str())) {
             Verdict::Refuse(r) => return r.into_response(),
             Verdict::Accept => Requests::none(),
             Verdict::Answer(requests) => requests,
         };
         let ready_at = (!requests.initialize).then_some(revision);
-        return serve_alone(state, headers, requests, bytes, ready_at, false).await;
+        return serve_alone(state, requests, frame, ready_at, false).await;
     }
     let session_id = header_str(headers, &headers::MCP_SESSION_ID).map(str::to_owned);
     let (id, session) = match (session_id, state.options.shared_store.clone()) {
-        (None, _) if post_rule::is_initialize(&decoded) => {
+        (None, _) if post_rule::is_initialize(decoded) => {
             let Some(slot) = state.reserve_slot() else {
                 return too_many_sessions();
             };
@@ -97,13 +93,7 @@ async fn session_post(
                     });
                     let streams = Streams::new(resumable, state.options.json_response);
                     let (engine, inbound) = start_engine(state, &streams);
-                    Arc::new(HttpSession {
-                        _slot: slot,
-                        engine,
-                        inbound,
-                        streams,
-                        last_active: Mutex::new(Instant::now()),
-                    })
+                    HttpSession::new(slot, engine, inbound, streams)
                 }
             };
             state.sessions.lock().insert(id.clone(), session.clone());
@@ -142,7 +132,7 @@ async fn session_post(
         );
     }
     let revision = session.engine.protocol_version();
-    let requests = match post_rule::decide(&decoded, revision.map(ProtocolVersion::as_str)) {
+    let requests = match post_rule::decide(decoded, revision.map(ProtocolVersion::as_str)) {
         Verdict::Refuse(r) => return r.into_response(),
         Verdict::Accept => Requests::none(),
         Verdict::Answer(requests) => requests,
@@ -151,7 +141,7 @@ async fn session_post(
     // on another replica: every replica hears it on the store's bus.
     if requests.ids.is_empty()
         && let Some(store) = &state.options.shared_store
-        && let Err(response) = shared::forward(store, &id, &bytes).await
+        && let Err(response) = shared::forward(store, &id, &frame.bytes).await
     {
         return response;
     }
@@ -170,9 +160,8 @@ async fn session_post(
     let mut response = deliver(
         &session.streams,
         session.inbound.clone(),
-        headers,
         requests,
-        bytes,
+        frame,
         priming,
         None,
         false,
@@ -201,15 +190,14 @@ async fn session_post(
 async fn deliver(
     streams: &Arc<Streams>,
     inbound: mpsc::Sender<Inbound>,
-    headers: &Arc<HeaderMap>,
     requests: Requests,
-    bytes: Bytes,
+    frame: HttpFrame,
     priming: Option<SseEvent>,
     on_end: Option<OnEnd>,
     stateless: bool,
     json_only: bool,
 ) -> Response<Body> {
-    let frame = Inbound::FrameWithHeaders(bytes, headers.clone());
+    let frame = Inbound::FrameWithHeaders(frame);
     if requests.ids.is_empty() {
         if inbound.send(frame).await.is_err() {
             return refuse(
@@ -314,16 +302,15 @@ async fn stateless_post(
     state: &State,
     headers: &Arc<HeaderMap>,
     version: &str,
-    decoded: Decoded,
-    bytes: Bytes,
+    frame: HttpFrame,
 ) -> Response<Body> {
-    let requests = match post_rule::decide(&decoded, Some(version)) {
+    let requests = match post_rule::decide(&frame.decoded, Some(version)) {
         Verdict::Refuse(r) => return r.into_response(),
         Verdict::Accept => Requests::none(),
         Verdict::Answer(requests) => requests,
     };
     // A single message by now: the rule refuses batches in this era.
-    let message: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+    let message: serde_json::Value = serde_json::from_slice(&frame.bytes).unwrap_or_default();
     if let Err((status, error)) = stateless::check(headers, version, &message) {
         return body::rpc_error(status, requests.ids.first(), error);
     }
@@ -331,7 +318,7 @@ async fn stateless_post(
         // Notifications have no request to belong to in a stateless exchange.
         return body::empty(StatusCode::ACCEPTED);
     }
-    serve_alone(state, headers, requests, bytes, None, true).await
+    serve_alone(state, requests, frame, None, true).await
 }
 
 /// Serves one POST with an engine of its own that lives as long as its answer: a stateless
@@ -339,9 +326,8 @@ async fn stateless_post(
 /// initialized with) and 2026-07-28 requests (`stateless`: errors carry their HTTP status).
 async fn serve_alone(
     state: &State,
-    headers: &Arc<HeaderMap>,
     requests: Requests,
-    bytes: Bytes,
+    frame: HttpFrame,
     ready_at: Option<ProtocolVersion>,
     stateless: bool,
 ) -> Response<Body> {
@@ -363,9 +349,8 @@ async fn serve_alone(
     deliver(
         &streams,
         inbound,
-        headers,
         requests,
-        bytes,
+        frame,
         None,
         Some(on_end),
         stateless,

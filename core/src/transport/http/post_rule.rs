@@ -43,7 +43,8 @@
 //! Never a 202 for a body that carried an invalid message, never a request without an answer:
 //! a request the engine cannot see is refused here, on the POST itself.
 
-use bytes::Bytes;
+use std::sync::Arc;
+
 use http::{HeaderMap, Response, StatusCode, header};
 use http_body_util::{BodyExt, Limited};
 
@@ -56,6 +57,7 @@ use crate::{
         Decoded, ErrorObject, Invalid, Limits, Message, RequestId, codes, decode, encode_error,
     },
     protocol::{ProtocolVersion, methods},
+    transport::HttpFrame,
 };
 
 /// What a decoded POST body gets.
@@ -221,12 +223,13 @@ pub(super) fn refuse_incomplete_batch(decoded: &Decoded) -> Option<Refusal> {
 }
 
 /// Reads a POST body as JSON-RPC: `application/json` only, refused with 413 past the cap
-/// (before reading it when `Content-Length` says so), parsed with the depth cap.
+/// (before reading it when `Content-Length` says so), parsed with the depth cap. The frame
+/// carries the decoded message on to the session, which does not parse it again.
 pub(super) async fn read_body<B>(
     state: &State,
-    headers: &HeaderMap,
+    headers: &Arc<HeaderMap>,
     body: B,
-) -> Result<(Bytes, Decoded), Response<Body>>
+) -> Result<HttpFrame, Response<Body>>
 where
     B: hyper::body::Body,
     B::Error: std::error::Error + Send + Sync + 'static,
@@ -264,14 +267,17 @@ where
         }
         Err(_) => return Err(body::empty(StatusCode::BAD_REQUEST)),
     };
-    match decode(
-        &bytes,
-        &Limits {
-            max_message_bytes: cap,
-            max_depth: Limits::SERVER.max_depth,
-        },
-    ) {
-        Ok(decoded) => Ok((bytes, decoded)),
+    let limits = Limits {
+        max_message_bytes: cap,
+        max_depth: Limits::SERVER.max_depth,
+    };
+    match decode(&bytes, &limits) {
+        Ok(decoded) => Ok(HttpFrame {
+            bytes,
+            headers: headers.clone(),
+            decoded: Box::new(decoded),
+            limits,
+        }),
         Err(e) => Err(refuse(
             StatusCode::BAD_REQUEST,
             codes::PARSE_ERROR,

@@ -7,6 +7,9 @@
 //! - **Stateless era** (2026-07-28): a request declaring the revision in
 //!   `MCP-Protocol-Version` is served on its own, by a session that lives as long as the
 //!   request; closing its response stream cancels it.
+//! - **WebSocket** (when [`HttpServerOptions::websocket`] is set): a `GET` with
+//!   `Upgrade: websocket` on the same path becomes one socket carrying one session (see
+//!   [`crate::transport::ws`]), after the same checks as every other request.
 //! - **Security**: `Host` and `Origin` are checked before anything else (403), the server binds
 //!   127.0.0.1 by default and refuses a non-loopback address without an explicit allowlist or
 //!   an authentication hook, bodies over the cap are refused with 413 before parsing, headers
@@ -28,7 +31,7 @@ use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header
 use hyper::{body::Incoming, server::conn::http1, service::service_fn};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::{net::TcpListener, sync::mpsc};
-use tokio_util::sync::CancellationToken;
+use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use super::{
     body::{self, Body},
@@ -44,7 +47,10 @@ use crate::{
     jsonrpc::{ErrorObject, Limits, codes},
     session::Session,
     sync::Mutex,
-    transport::{Inbound, Link, OUTBOUND_QUEUE},
+    transport::{
+        Inbound, Link, OUTBOUND_QUEUE,
+        ws::{self, WsSessions, WsSettings},
+    },
 };
 
 /// Starts the engine for one session over the given link (the server role's `serve`).
@@ -97,6 +103,9 @@ pub struct HttpServerOptions {
     /// Shares sessions with other replicas of this server (scale-out; see
     /// [`store`](super::store)). `None`: sessions live in this process only.
     pub shared_store: Option<Arc<dyn SharedStore>>,
+    /// Also accept WebSocket upgrades on `path` (`None`, the default: refused as a plain
+    /// `GET`). Each socket is one session; the checks above apply to the upgrade request.
+    pub websocket: Option<WsSettings>,
 }
 
 impl std::fmt::Debug for HttpServerOptions {
@@ -106,6 +115,7 @@ impl std::fmt::Debug for HttpServerOptions {
             .field("path", &self.path)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("stateless", &self.stateless)
+            .field("websocket", &self.websocket)
             .finish_non_exhaustive()
     }
 }
@@ -131,6 +141,7 @@ impl Default for HttpServerOptions {
             legacy_sse_path: Some("/sse".into()),
             legacy_messages_path: "/messages".into(),
             shared_store: None,
+            websocket: None,
         }
     }
 }
@@ -152,6 +163,9 @@ pub struct HttpServer {
     path: String,
     stop: CancellationToken,
     state: Arc<State>,
+    /// The accept loop and every connection it serves: `shutdown` waits for them, so no
+    /// request is answered by a server whose `shutdown` has returned.
+    tasks: TaskTracker,
 }
 
 pub(super) struct HttpSession {
@@ -160,6 +174,24 @@ pub(super) struct HttpSession {
     pub(super) inbound: mpsc::Sender<Inbound>,
     pub(super) streams: Arc<Streams>,
     pub(super) last_active: Mutex<Instant>,
+}
+
+impl HttpSession {
+    /// A session active as of now, holding its place (`slot`) against `max_sessions`.
+    pub(super) fn new(
+        slot: Slot,
+        engine: Session,
+        inbound: mpsc::Sender<Inbound>,
+        streams: Arc<Streams>,
+    ) -> Arc<HttpSession> {
+        Arc::new(HttpSession {
+            _slot: slot,
+            engine,
+            inbound,
+            streams,
+            last_active: Mutex::new(Instant::now()),
+        })
+    }
 }
 
 pub(super) struct State {
@@ -171,6 +203,11 @@ pub(super) struct State {
     /// Sessions of every kind alive now, against `max_sessions`.
     slots_used: Arc<AtomicUsize>,
     pub(super) event_store: Option<Arc<dyn EventStore>>,
+    /// Open WebSocket sessions.
+    ws_sessions: Arc<WsSessions>,
+    /// Serving WebSocket only ([`crate::server::Server::serve_ws`]): a plain request on the
+    /// endpoint is told to upgrade.
+    ws_only: bool,
 }
 
 /// One of the `max_sessions` places, given back when dropped.
@@ -185,6 +222,10 @@ impl Drop for Slot {
 impl State {
     /// The shared state of a server with these options (already checked by `bind`).
     pub(super) fn new(options: HttpServerOptions, factory: SessionFactory) -> Arc<State> {
+        State::serving(options, factory, false)
+    }
+
+    fn serving(options: HttpServerOptions, factory: SessionFactory, ws_only: bool) -> Arc<State> {
         let loopback = options.bind.ip().is_loopback();
         let policy = match &options.allowed_hosts {
             Some(hosts) => HostPolicy::new(hosts.clone(), options.allowed_origins.clone()),
@@ -211,6 +252,8 @@ impl State {
             legacy: LegacySessions::default(),
             slots_used: Arc::new(AtomicUsize::new(0)),
             event_store,
+            ws_sessions: Arc::default(),
+            ws_only,
         })
     }
 
@@ -226,9 +269,19 @@ impl State {
             .map(|_| Slot(self.slots_used.clone()))
     }
 
-    /// Open sessions of both transports (they share the cap).
+    /// Open sessions of every transport (they share the cap).
     pub(super) fn session_count(&self) -> usize {
-        self.sessions.lock().len() + self.legacy.len()
+        self.sessions.lock().len() + self.legacy.len() + self.ws_sessions.len()
+    }
+
+    /// Closes every session of every transport.
+    async fn close_all(&self) {
+        let sessions: Vec<_> = self.sessions.lock().drain().map(|(_, s)| s).collect();
+        for s in sessions {
+            s.engine.close().await;
+        }
+        self.legacy.close_all().await;
+        self.ws_sessions.close_all().await;
     }
 }
 
@@ -245,6 +298,22 @@ impl HttpServer {
         options: HttpServerOptions,
         factory: SessionFactory,
     ) -> Result<HttpServer, Error> {
+        HttpServer::bind_serving(options, factory, false).await
+    }
+
+    /// Binds a server that answers WebSocket upgrades only (`options.websocket` set).
+    pub(crate) async fn bind_ws_only(
+        options: HttpServerOptions,
+        factory: SessionFactory,
+    ) -> Result<HttpServer, Error> {
+        HttpServer::bind_serving(options, factory, true).await
+    }
+
+    async fn bind_serving(
+        options: HttpServerOptions,
+        factory: SessionFactory,
+        ws_only: bool,
+    ) -> Result<HttpServer, Error> {
         let loopback = options.bind.ip().is_loopback();
         if !loopback
             && options.allowed_hosts.is_none()
@@ -260,7 +329,7 @@ impl HttpServer {
         let listener = TcpListener::bind(options.bind).await?;
         let addr = listener.local_addr()?;
         let path = options.path.clone();
-        let state = State::new(options, factory);
+        let state = State::serving(options, factory, ws_only);
         let stop = CancellationToken::new();
         if let Some(bus) = state
             .options
@@ -270,13 +339,20 @@ impl HttpServer {
         {
             tokio::spawn(shared::bus_loop(Arc::downgrade(&state), bus));
         }
-        tokio::spawn(accept_loop(listener, state.clone(), stop.clone()));
+        let tasks = TaskTracker::new();
+        tasks.spawn(accept_loop(
+            listener,
+            state.clone(),
+            stop.clone(),
+            tasks.clone(),
+        ));
         tokio::spawn(reap_idle(state.clone(), stop.clone()));
         Ok(HttpServer {
             addr,
             path,
             stop,
             state,
+            tasks,
         })
     }
 
@@ -290,6 +366,11 @@ impl HttpServer {
         format!("http://{}{}", self.addr, self.path)
     }
 
+    /// The endpoint's URL for WebSocket clients (`ws://`), when upgrades are accepted.
+    pub fn ws_url(&self) -> String {
+        format!("ws://{}{}", self.addr, self.path)
+    }
+
     /// How many sessions are open (Streamable HTTP and legacy HTTP+SSE).
     pub fn session_count(&self) -> usize {
         self.state.session_count()
@@ -298,23 +379,32 @@ impl HttpServer {
     /// Stops accepting and closes every session.
     pub async fn shutdown(&self) {
         self.stop.cancel();
-        let sessions: Vec<_> = self.state.sessions.lock().drain().map(|(_, s)| s).collect();
-        for s in sessions {
-            s.engine.close().await;
-        }
-        self.state.legacy.close_all().await;
+        self.state.close_all().await;
+        // Each connection task ends at its next poll (it watches `stop` first); waiting for
+        // them means a request racing the shutdown is never answered by this server after
+        // this returns, and the listener is closed so the port can be bound again.
+        self.tasks.close();
+        self.tasks.wait().await;
     }
 }
 
 impl Drop for HttpServer {
     fn drop(&mut self) {
         self.stop.cancel();
+        // An upgraded socket no longer belongs to any HTTP connection: close it here.
+        self.state.ws_sessions.request_close_all();
     }
 }
 
-async fn accept_loop(listener: TcpListener, state: Arc<State>, stop: CancellationToken) {
+async fn accept_loop(
+    listener: TcpListener,
+    state: Arc<State>,
+    stop: CancellationToken,
+    connections: TaskTracker,
+) {
     loop {
         let (stream, _peer) = tokio::select! {
+            biased;
             _ = stop.cancelled() => return,
             accepted = listener.accept() => match accepted {
                 Ok(a) => a,
@@ -326,7 +416,7 @@ async fn accept_loop(listener: TcpListener, state: Arc<State>, stop: Cancellatio
             },
         };
         let _ = stream.set_nodelay(true);
-        tokio::spawn(serve_connection(state.clone(), stream, stop.clone()));
+        connections.spawn(serve_connection(state.clone(), stream, stop.clone()));
     }
 }
 
@@ -344,10 +434,14 @@ where
         .timer(TokioTimer::new())
         .header_read_timeout(Some(header_timeout))
         .keep_alive(true)
-        .serve_connection(TokioIo::new(io), service);
+        .serve_connection(TokioIo::new(io), service)
+        // A WebSocket upgrade takes the connection over once its 101 is out.
+        .with_upgrades();
     tokio::select! {
-        _ = conn => {}
+        // A stopped server answers nothing more, even a request already readable.
+        biased;
         _ = stop.cancelled() => {}
+        _ = conn => {}
     }
 }
 
@@ -380,11 +474,7 @@ impl InMemoryServer {
     /// Closes every session and stops every connection.
     pub(crate) async fn shutdown(&self) {
         self.stop.cancel();
-        let sessions: Vec<_> = self.state.sessions.lock().drain().map(|(_, s)| s).collect();
-        for s in sessions {
-            s.engine.close().await;
-        }
-        self.state.legacy.close_all().await;
+        self.state.close_all().await;
     }
 }
 
@@ -470,7 +560,23 @@ async fn handle(state: &Arc<State>, req: Request<Incoming>) -> Response<Body> {
         req.headers_mut().remove(header::AUTHORIZATION);
     }
     match (endpoint, req.method().clone()) {
-        (Endpoint::Mcp, _) => {}
+        (Endpoint::Mcp, _) => {
+            if let Some(settings) = &state.options.websocket
+                && ws::is_upgrade(req.headers())
+            {
+                return upgrade(state, req, settings);
+            }
+            if state.ws_only {
+                let mut r = refuse(
+                    StatusCode::UPGRADE_REQUIRED,
+                    codes::INVALID_REQUEST,
+                    "Upgrade Required: this endpoint speaks WebSocket only",
+                );
+                r.headers_mut()
+                    .insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+                return r;
+            }
+        }
         (Endpoint::LegacyStream, Method::GET) => {
             if !accepts(req.headers(), "text/event-stream") {
                 return refuse(
@@ -495,6 +601,25 @@ async fn handle(state: &Arc<State>, req: Request<Incoming>) -> Response<Body> {
                 .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
             r
         }
+    }
+}
+
+/// A WebSocket upgrade on the MCP endpoint, every check passed: a place among the sessions,
+/// then the 101 (or the upgrade's own refusal).
+fn upgrade(state: &Arc<State>, req: Request<Incoming>, settings: &WsSettings) -> Response<Body> {
+    let Some(slot) = state.reserve_slot() else {
+        return too_many_sessions();
+    };
+    let factory = state.factory.clone();
+    match ws::accept(
+        req,
+        settings,
+        move |link| factory(link),
+        &state.ws_sessions,
+        slot,
+    ) {
+        Ok(switch) => switch.map(|()| body::full(bytes::Bytes::new())),
+        Err((status, message)) => refuse(status, codes::INVALID_REQUEST, message),
     }
 }
 

@@ -7,10 +7,7 @@
 //! forwarding client answers and cancels over the bus, serving the GET stream from the log,
 //! and ending a session everywhere.
 
-use std::{
-    sync::{Arc, Weak},
-    time::Instant,
-};
+use std::sync::{Arc, Weak};
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
@@ -28,7 +25,6 @@ use crate::{
     jsonrpc::codes,
     protocol::{Implementation, ProtocolVersion},
     session::Phase,
-    sync::Mutex,
     transport::Inbound,
 };
 
@@ -99,13 +95,7 @@ pub(super) fn new_session(
     );
     let (engine, inbound) = start_engine(state, &streams);
     engine.number_requests_from(random_base() as i64);
-    Arc::new(HttpSession {
-        _slot: slot,
-        engine,
-        inbound,
-        streams,
-        last_active: Mutex::new(Instant::now()),
-    })
+    HttpSession::new(slot, engine, inbound, streams)
 }
 
 fn authorization(headers: &HeaderMap) -> Option<&str> {
