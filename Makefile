@@ -27,7 +27,7 @@ help:
 	@echo "            the official conformance suite (make conformance), scale-out on Redis"
 	@echo "            (make scale-out-test), the Python and Node bindings (make python-test, node-test)"
 	@echo "make docs   the documentation site with the API reference, into target/docs-site"
-	@echo "make bench  oxmcp side by side with the official SDKs (not part of make test; ~10 min)"
+	@echo "make bench  oxmcp side by side with the official SDKs (not part of make test; ~15 min)"
 
 # The seed story (examples/rust/seed_story.rs on examples/demo/seed-story.json): the Python
 # weather server launched with uvx from the locally built wheel and the Node weather server
@@ -54,7 +54,12 @@ test: lint rust-tests conformance scale-out-conformance python-test node-test do
   dist-test
 	@echo "make test: all checks passed"
 
+# The size guide (DESIGN: modules of about 800 lines): tests/size/check_sizes.py fails when a
+# hand-written source file passes 900 lines (a generated one says `@generated` in its header);
+# its own tests run first, on trees made to fail.
 lint: version-check
+	$(PY_BASE_PYTHON) -m unittest discover -s tests/size
+	$(PY_BASE_PYTHON) tests/size/check_sizes.py
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
@@ -71,20 +76,25 @@ rust-tests: interop-deps host-deps scale-out-deps
 # (section owned by the interop tests)
 # `interop-deps` installs both SDKs at the exact versions pinned in tests/interop/ (a private
 # venv for Python, `npm ci` from the lockfile for Node); stamps make a second run a no-op until
-# a pin changes. The exports point core/tests/interop_{python,typescript}{,_features}.rs at them.
+# a pin changes. The exports point the interop suites (core/tests/interop/) at them. The
+# WebSocket cells need the Python SDK 1.x (2.x has no WebSocket transport): a second venv,
+# pinned in tests/interop/python-ws/requirements.txt.
 INTEROP_BASE_PYTHON ?= python3
 NPM ?= npm
 INTEROP_VENV := $(TOOLS)/interop-venv
 INTEROP_NODE_DIR := $(CURDIR)/tests/interop/node
 INTEROP_PY_STAMP := $(INTEROP_VENV)/.requirements-installed
+INTEROP_WS_VENV := $(TOOLS)/interop-ws-venv
+INTEROP_WS_STAMP := $(INTEROP_WS_VENV)/.requirements-installed
 # Inside node_modules, so it goes away whenever node_modules does (`npm ci` deletes it too).
 INTEROP_NODE_STAMP := $(INTEROP_NODE_DIR)/node_modules/.npm-ci-done
 
 export OXMCP_INTEROP_PYTHON := $(INTEROP_VENV)/bin/python
+export OXMCP_INTEROP_WS_PYTHON := $(INTEROP_WS_VENV)/bin/python
 export OXMCP_INTEROP_NODE_DIR := $(INTEROP_NODE_DIR)
 
 .PHONY: interop-deps interop-test
-interop-deps: $(INTEROP_PY_STAMP) $(INTEROP_NODE_STAMP)
+interop-deps: $(INTEROP_PY_STAMP) $(INTEROP_WS_STAMP) $(INTEROP_NODE_STAMP)
 
 $(INTEROP_VENV)/bin/python:
 	$(INTEROP_BASE_PYTHON) -m venv $(INTEROP_VENV)
@@ -94,6 +104,14 @@ $(INTEROP_PY_STAMP): tests/interop/python/requirements.txt | $(INTEROP_VENV)/bin
 	  -r tests/interop/python/requirements.txt
 	touch $@
 
+$(INTEROP_WS_VENV)/bin/python:
+	$(INTEROP_BASE_PYTHON) -m venv $(INTEROP_WS_VENV)
+
+$(INTEROP_WS_STAMP): tests/interop/python-ws/requirements.txt | $(INTEROP_WS_VENV)/bin/python
+	$(INTEROP_WS_VENV)/bin/python -m pip install --no-input --disable-pip-version-check \
+	  -r tests/interop/python-ws/requirements.txt
+	touch $@
+
 $(INTEROP_NODE_STAMP): $(INTEROP_NODE_DIR)/package.json $(INTEROP_NODE_DIR)/package-lock.json
 	command -v node >/dev/null || { echo "interop-deps: node is not on PATH" >&2; exit 1; }
 	cd $(INTEROP_NODE_DIR) && $(NPM) ci --no-audit --no-fund
@@ -101,11 +119,11 @@ $(INTEROP_NODE_STAMP): $(INTEROP_NODE_DIR)/package.json $(INTEROP_NODE_DIR)/pack
 
 # Only the interop suites, with the peers required (a missing peer fails instead of skipping).
 # `cargo test --test` builds no examples, and the SDK clients drive the weather_server example
-# (tools) and the conformance_server example (every other feature, and HTTP: `--http`).
-# The interop_http_* suites run both SDKs over Streamable HTTP and the legacy HTTP+SSE
-# transport, each side as client and as server, on loopback ports.
-INTEROP_SUITES := interop_python interop_typescript interop_python_features \
-  interop_typescript_features interop_http_python interop_http_typescript
+# (tools) and the conformance_server example (every other feature; HTTP with `--http`,
+# WebSocket with `--ws`). `interop` is one table of behaviours run against each SDK
+# (core/tests/interop/main.rs): over stdio, Streamable HTTP, the legacy HTTP+SSE transport and
+# WebSocket (on loopback ports), each side as client and as server. A cell is `<behaviour>::<peer>`: `--test interop -- ::python`, say.
+INTEROP_SUITES := interop
 interop-test: interop-deps
 	$(CARGO) build --locked --example weather_server --example conformance_server
 	OXMCP_REQUIRE_INTEROP=1 $(CARGO) test --locked $(addprefix --test ,$(INTEROP_SUITES))
@@ -395,7 +413,7 @@ node-test: node-pack conformance-deps scale-out-deps host-deps
 	$(CARGO) build --locked --example weather_server
 	rm -rf $(NODE_SCRATCH) && mkdir -p $(NODE_SCRATCH)
 	cp -r bindings-node/test/. $(NODE_SCRATCH)/
-	cp tests/interop/node/feature_server.mjs tests/interop/node/http_server.mjs \
+	cp tests/interop/node/feature_server.mjs tests/interop/node/http_server.mjs tests/interop/node/servers.mjs \
 	  examples/node/conformance_server.mjs examples/node/conformance_client.mjs $(NODE_SCRATCH)/
 	cd $(NODE_SCRATCH) && $(NPM) ci --no-audit --no-fund && \
 	  $(NPM) install --no-save --no-audit --no-fund $(NODE_TARBALL) $(NODE_PLATFORM_TARBALL)
@@ -406,7 +424,7 @@ node-test: node-pack conformance-deps scale-out-deps host-deps
 	  node --test --unhandled-rejections=strict --test-concurrency=2 \
 	  esm.test.mjs cjs.test.cjs lifetime.test.mjs interop.test.mjs npx.test.mjs \
 	  auth.test.mjs scale_out.test.mjs translate.test.mjs prompt.test.mjs host.test.mjs langchain.test.mjs cli.test.mjs \
-	  stdio.test.mjs
+	  stdio.test.mjs bad_input.test.mjs websocket.test.mjs
 	cd $(NODE_SCRATCH) && ./node_modules/.bin/tsc -p tsconfig.json
 	# The fixture resolves `oxmcp` from the scratch folder, where the tarball is installed.
 	$(CONFORMANCE_DIR)/node_modules/.bin/node $(CONFORMANCE_DIR)/run.mjs \

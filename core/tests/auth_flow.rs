@@ -29,7 +29,7 @@ use std::sync::{
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
-use http::{Request, Response, StatusCode, header};
+use http::{Request, StatusCode, header};
 use http_body_util::{BodyExt, Full};
 use oxmcp::{
     Error, ErrorKind,
@@ -162,16 +162,7 @@ async fn hostile_token_responses_are_refused_with_a_typed_error() {
 async fn challenging_server(metadata: String) -> String {
     let handler: Handler = Arc::new(move |_req| {
         let m = metadata.clone();
-        Box::pin(async move {
-            Response::builder()
-                .status(StatusCode::UNAUTHORIZED)
-                .header(
-                    header::WWW_AUTHENTICATE,
-                    format!("Bearer resource_metadata=\"{m}\""),
-                )
-                .body(Full::new(Bytes::new()))
-                .expect("response")
-        })
+        Box::pin(async move { challenge(&format!("Bearer resource_metadata=\"{m}\"")) })
     });
     format!("http://{}/mcp", serve(handler).await)
 }
@@ -208,16 +199,10 @@ async fn a_redirect_or_an_authorization_server_at_loopback_is_refused() {
     let (canary, hits) = canary().await;
     // Protected-resource metadata that redirects to the canary.
     let to_canary = format!("http://127.0.0.1:{}/steal", canary.port());
-    let redirect = to_canary.clone();
+    let location = to_canary.clone();
     let redirecting: Handler = Arc::new(move |_req| {
-        let r = redirect.clone();
-        Box::pin(async move {
-            Response::builder()
-                .status(StatusCode::FOUND)
-                .header(header::LOCATION, r)
-                .body(Full::new(Bytes::new()))
-                .expect("response")
-        })
+        let r = location.clone();
+        Box::pin(async move { redirect(StatusCode::FOUND, &r) })
     });
     let metadata_host = format!("http://{}", serve(redirecting).await);
     let url = challenging_server(format!("{metadata_host}/prm")).await;
@@ -246,11 +231,7 @@ async fn a_redirect_or_an_authorization_server_at_loopback_is_refused() {
             {
                 json_response(StatusCode::OK, doc)
             } else {
-                Response::builder()
-                    .status(StatusCode::UNAUTHORIZED)
-                    .header(header::WWW_AUTHENTICATE, "Bearer")
-                    .body(Full::new(Bytes::new()))
-                    .expect("response")
+                challenge("Bearer")
             }
         })
     });
@@ -303,13 +284,7 @@ async fn a_bearer_token_never_follows_a_redirect_to_another_origin() {
     let target = format!("http://127.0.0.1:{}/mcp", canary.port());
     let redirecting: Handler = Arc::new(move |_req| {
         let t = target.clone();
-        Box::pin(async move {
-            Response::builder()
-                .status(StatusCode::TEMPORARY_REDIRECT)
-                .header(header::LOCATION, t)
-                .body(Full::new(Bytes::new()))
-                .expect("response")
-        })
+        Box::pin(async move { redirect(StatusCode::TEMPORARY_REDIRECT, &t) })
     });
     let url = format!("http://{}/mcp", serve(redirecting).await);
     let token: oxmcp::transport::http::client::TokenProvider =

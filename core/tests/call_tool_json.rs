@@ -17,10 +17,7 @@ use oxmcp::{
 use serde_json::{Value, json};
 
 fn tools_calls(wire: &Wire) -> Vec<Value> {
-    wire.sent_by(Side::Client)
-        .into_iter()
-        .filter(|m| m["method"] == "tools/call")
-        .collect()
+    wire.sent_with_method(Side::Client, "tools/call")
 }
 
 #[tokio::test]
@@ -40,11 +37,7 @@ async fn arguments_go_out_as_given_and_the_result_comes_back_as_sent() {
             "{mode:?}"
         );
         // The same call through the typed path gives the same result.
-        let typed = pair
-            .client
-            .call_tool("echo", serde_json::from_str(args).unwrap())
-            .await
-            .unwrap();
+        let typed = pair.call("echo", serde_json::from_str(args).unwrap()).await;
         assert_eq!(serde_json::to_value(&typed).unwrap(), result, "{mode:?}");
 
         let sent = tools_calls(&pair.wire);

@@ -13,9 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 #[tokio::test]
 async fn dropping_a_call_cancels_it_on_the_server() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let pair = pair(&server, client_options()).await;
+    let (probe, _server, pair) = test_pair(client_options()).await;
     let call = pair.client.call_tool("wait_for_cancel", json!({}));
     // Let the call reach the handler, then drop the future.
     let dropped = tokio::time::timeout(Duration::from_millis(300), call).await;
@@ -24,10 +22,7 @@ async fn dropping_a_call_cancels_it_on_the_server() {
     probe.wait_for("dropped").await;
     let cancels: Vec<Value> = pair
         .wire
-        .sent_by(Side::Client)
-        .into_iter()
-        .filter(|m| m["method"] == "notifications/cancelled")
-        .collect();
+        .sent_with_method(Side::Client, "notifications/cancelled");
     assert_eq!(cancels.len(), 1, "{cancels:?}");
     assert!(cancels[0]["params"]["requestId"].is_i64());
     // The server sent no response for the cancelled request.
@@ -45,9 +40,7 @@ async fn dropping_a_call_cancels_it_on_the_server() {
 
 #[tokio::test]
 async fn a_cancellation_token_cancels_a_call() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let pair = pair(&server, client_options()).await;
+    let (probe, _server, pair) = test_pair(client_options()).await;
     let token = CancellationToken::new();
     let client = pair.client.clone();
     let call = tokio::spawn({
@@ -69,22 +62,13 @@ async fn a_cancellation_token_cancels_a_call() {
     probe.wait_for("token fired").await;
     assert_eq!(pair.client.session().pending(), 0);
     // The session stays usable.
-    assert_eq!(
-        pair.client
-            .call_tool("echo", json!({"text": "after"}))
-            .await
-            .unwrap()
-            .text_content(),
-        "after"
-    );
+    assert_echo(&pair.client, "after").await;
     pair.finish().await;
 }
 
 #[tokio::test]
 async fn a_peer_cancel_fires_the_handler_token_and_suppresses_the_response() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let (mut peer, session) = RawPeer::connect(&server);
+    let (probe, _server, mut peer, session) = test_peer();
     peer.initialize("2025-11-25").await;
     peer.send(json!({"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"wait_for_cancel","arguments":{}}}))
         .await;
@@ -103,9 +87,7 @@ async fn a_peer_cancel_fires_the_handler_token_and_suppresses_the_response() {
 
 #[tokio::test]
 async fn bogus_cancels_are_ignored() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let (mut peer, _session) = RawPeer::connect(&server);
+    let (_probe, _server, mut peer, _session) = test_peer();
     peer.initialize("2025-11-25").await;
     for params in [
         json!({"requestId": 12345}),
@@ -131,9 +113,7 @@ async fn bogus_cancels_are_ignored() {
 
 #[tokio::test]
 async fn initialize_cannot_be_cancelled() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let (mut peer, _session) = RawPeer::connect(&server);
+    let (_probe, _server, mut peer, _session) = test_peer();
     peer.send(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
         "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}))
         .await;
@@ -146,9 +126,7 @@ async fn initialize_cannot_be_cancelled() {
 
 #[tokio::test]
 async fn closing_the_client_fails_pending_calls_and_cancels_server_handlers() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let pair = pair(&server, client_options()).await;
+    let (probe, _server, pair) = test_pair(client_options()).await;
     let client = pair.client.clone();
     let call = tokio::spawn(async move { client.call_tool("wait_for_cancel", json!({})).await });
     probe.wait_for("started").await;

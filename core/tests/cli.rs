@@ -1,29 +1,22 @@
 //! The `oxmcp` binary, run as a shell user would: `tools` in every format, `call`, progress,
 //! `--trace`, and the exit codes and messages for every way it can go wrong.
 
+mod common;
+
 use std::{
     path::{Path, PathBuf},
     process::{Command, Output},
 };
 
+use common::{
+    cli::{code, stderr, stdout_json},
+    example_bin as example,
+};
 use serde_json::{Value, json};
 
-fn example(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples")
-        .join(name)
-}
-
+/// This suite's config file for `tag`.
 fn write_config(tag: &str, config: Value) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("oxmcp-cli-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("mcp.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
-    path
+    common::cli::write_config("cli", tag, &config)
 }
 
 fn weather_config(tag: &str, extra: Value) -> PathBuf {
@@ -40,24 +33,6 @@ fn oxmcp(args: &[&str]) -> Output {
         .args(args)
         .output()
         .unwrap()
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().expect("exited, not killed")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// stdout is exactly one JSON document (nothing else ever goes there).
-fn stdout_json(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}): {}",
-            String::from_utf8_lossy(&o.stdout)
-        )
-    })
 }
 
 #[test]

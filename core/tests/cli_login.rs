@@ -11,30 +11,15 @@
 //!   server each end with their exit code and a message.
 
 mod auth_server;
+mod common;
 
 use std::{path::Path, process::Output, time::Duration};
 
 use auth_server::{AuthServer, protected};
+use common::cli::{Scratch, assert_exit, executable, opened, stderr as err};
 use serde_json::json;
 
 const PATIENCE: Duration = Duration::from_secs(60);
-
-struct Scratch(std::path::PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("oxmcp-login-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// A "browser": follows the authorization URL (urllib follows the authorization server's
 /// redirect to the CLI's callback) and leaves a mark that it ran. With `deny`, it answers
@@ -56,13 +41,7 @@ else:
         mark = dir.join("opened").display().to_string(),
         deny = if deny { "True" } else { "False" },
     );
-    std::fs::write(&path, script).unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    path.display().to_string()
+    executable(&path, &script)
 }
 
 async fn oxmcp(dir: &Path, browser: &str, args: &[&str]) -> Output {
@@ -81,19 +60,9 @@ async fn oxmcp(dir: &Path, browser: &str, args: &[&str]) -> Output {
         .expect("the CLI runs")
 }
 
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn opened(dir: &Path) -> usize {
-    std::fs::read_to_string(dir.join("opened"))
-        .map(|s| s.lines().count())
-        .unwrap_or(0)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn login_stores_tokens_that_the_other_commands_use() {
-    let scratch = Scratch::new("ok");
+    let scratch = Scratch::new("login", "ok");
     let dir = &scratch.0;
     let auth = AuthServer::start(json!({})).await;
     let (_server, _http, url) = protected(&auth, &[], None).await;
@@ -106,21 +75,11 @@ async fn login_stores_tokens_that_the_other_commands_use() {
 
     // Not logged in yet: the server is reported with the way out, and no browser opens.
     let before = oxmcp(dir, &ok, &["tools"]).await;
-    assert_eq!(before.status.code(), Some(4), "{}", err(&before));
-    assert!(
-        err(&before).contains("oxmcp login secure"),
-        "{}",
-        err(&before)
-    );
+    assert_exit(&before, 4, "oxmcp login secure");
     assert_eq!(opened(dir), 0, "only `login` opens a browser");
 
     let login = oxmcp(dir, &ok, &["login", "secure"]).await;
-    assert_eq!(login.status.code(), Some(0), "{}", err(&login));
-    assert!(
-        err(&login).contains("logged in to `secure`"),
-        "{}",
-        err(&login)
-    );
+    assert_exit(&login, 0, "logged in to `secure`");
     assert_eq!(opened(dir), 1);
     assert!(login.stdout.is_empty(), "login prints nothing on stdout");
     #[cfg(unix)]
@@ -153,7 +112,7 @@ async fn login_stores_tokens_that_the_other_commands_use() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_or_abandoned_login_and_bad_targets_fail_clearly() {
-    let scratch = Scratch::new("bad");
+    let scratch = Scratch::new("login", "bad");
     let dir = &scratch.0;
     let auth = AuthServer::start(json!({})).await;
     let (_server, _http, url) = protected(&auth, &[], None).await;
@@ -170,28 +129,17 @@ async fn a_refused_or_abandoned_login_and_bad_targets_fail_clearly() {
     // The user presses "Deny": the authorization server's error reaches the message.
     let deny = browser(dir, true);
     let denied = oxmcp(dir, &deny, &["login", "secure"]).await;
-    assert_eq!(denied.status.code(), Some(4), "{}", err(&denied));
-    assert!(err(&denied).contains("access_denied"), "{}", err(&denied));
+    assert_exit(&denied, 4, "access_denied");
 
     // No browser comes back: the wait ends at --timeout.
     let gone = oxmcp(dir, "false", &["login", "secure", "--timeout", "1"]).await;
-    assert_eq!(gone.status.code(), Some(4), "{}", err(&gone));
-    assert!(
-        err(&gone).contains("no authorization redirect"),
-        "{}",
-        err(&gone)
-    );
+    assert_exit(&gone, 4, "no authorization redirect");
 
     // Servers that cannot log in.
     let unknown = oxmcp(dir, &deny, &["login", "nope"]).await;
     assert_eq!(unknown.status.code(), Some(3), "{}", err(&unknown));
     let local = oxmcp(dir, &deny, &["login", "local"]).await;
-    assert_eq!(local.status.code(), Some(2), "{}", err(&local));
-    assert!(
-        err(&local).contains("only `url` servers log in"),
-        "{}",
-        err(&local)
-    );
+    assert_exit(&local, 2, "only `url` servers log in");
     let missing = oxmcp(dir, &deny, &["login"]).await;
     assert_eq!(missing.status.code(), Some(2), "{}", err(&missing));
 }

@@ -2,28 +2,18 @@
 //! calling, printed as plain text (the same text `Translation::system_text` gives), and a
 //! format that does not exist refused as a usage error before any server starts.
 
+mod common;
+
 use std::{path::PathBuf, process::Command};
 
+use common::{cli::write_config, example_bin};
 use oxmcp::schema::{PromptFormat, Provider, TranslateOptions, translate_value};
 use serde_json::{Value, json};
 
-fn example(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples")
-        .join(name)
-}
-
 fn weather_config() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("oxmcp-cli-prompt-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("mcp.json");
-    let config = json!({"mcpServers": {"weather": {"command": example("weather_server").display().to_string()}}});
-    std::fs::write(&path, config.to_string()).unwrap();
-    path
+    let weather = example_bin("weather_server").display().to_string();
+    let config = json!({"mcpServers": {"weather": {"command": weather}}});
+    write_config("cli-prompt", "weather", &config)
 }
 
 fn tools(config: &PathBuf, format: &str) -> std::process::Output {

@@ -5,30 +5,14 @@ mod common;
 
 use std::{collections::HashSet, time::Duration};
 
-use common::*;
+use common::{concurrent::*, *};
 use futures::future::join_all;
 use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_concurrent_calls_resolve_exactly_once() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let pair = pair(&server, client_options()).await;
-    let calls = (0..1000).map(|i| {
-        let client = pair.client.clone();
-        async move {
-            let r = client
-                .call_tool("echo", json!({"text": format!("call-{i}")}))
-                .await
-                .unwrap();
-            (i, r.text_content())
-        }
-    });
-    let results = join_all(calls).await;
-    assert_eq!(results.len(), 1000);
-    for (i, text) in &results {
-        assert_eq!(text, &format!("call-{i}"));
-    }
+    let (_probe, _server, pair) = test_pair(client_options()).await;
+    echo_concurrently(&pair.client, 1000).await;
     // Exactly one response per request on the wire, no id answered twice.
     let responses: Vec<Value> = pair
         .wire
@@ -46,9 +30,7 @@ async fn a_thousand_concurrent_calls_resolve_exactly_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_concurrent_raw_requests_with_mixed_id_types() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let (mut peer, _session) = RawPeer::connect(&server);
+    let (_probe, _server, mut peer, _session) = test_peer();
     peer.initialize("2025-11-25").await;
     // 500 integer ids and 500 string ids with the same digits: all distinct requests.
     for i in 0..500 {
@@ -75,28 +57,9 @@ async fn a_thousand_concurrent_raw_requests_with_mixed_id_types() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_handler_does_not_delay_fast_ones() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let pair = pair(&server, client_options()).await;
-    let slow = {
-        let client = pair.client.clone();
-        tokio::spawn(async move { client.call_tool("sleep", json!({"ms": 5_000})).await })
-    };
-    // While the slow call runs, 200 fast calls complete; the slow one is still pending after.
-    let fast = join_all((0..200).map(|i| {
-        let client = pair.client.clone();
-        async move {
-            client
-                .call_tool("echo", json!({"text": i.to_string()}))
-                .await
-                .unwrap()
-        }
-    }));
-    let done = tokio::time::timeout(Duration::from_secs(4), fast)
-        .await
-        .expect("fast calls are not blocked");
-    assert_eq!(done.len(), 200);
-    assert!(!slow.is_finished(), "the slow call should still be running");
+    let (_probe, _server, pair) = test_pair(client_options()).await;
+    // While a slow call runs, 200 fast calls complete; the slow one is still pending after.
+    let slow = fast_calls_pass_a_slow_one(&pair.client, 200).await;
     assert_eq!(pair.server_session.in_flight(), 1);
     slow.abort();
     pair.finish().await;

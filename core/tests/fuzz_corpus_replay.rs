@@ -46,37 +46,46 @@ fn replay(inputs: Vec<(String, Vec<u8>)>, check: fn(&[u8])) {
     );
 }
 
+/// Replays the corpus of the fuzz target `target` through `check`. The corpus must hold at
+/// least `min_seeds` inputs, and the `regression-` seeds where `with_regressions`: guards
+/// against replaying an empty or misplaced corpus and passing vacuously.
+fn replay_corpus(target: &str, min_seeds: usize, with_regressions: bool, check: fn(&[u8])) {
+    let inputs = corpus(target);
+    assert!(
+        inputs.len() >= min_seeds,
+        "{target}: only {} seeds",
+        inputs.len()
+    );
+    if with_regressions {
+        assert!(
+            inputs
+                .iter()
+                .any(|(name, _)| name.starts_with("regression-")),
+            "{target}: no regression seeds"
+        );
+    }
+    replay(inputs, check);
+}
+
 #[test]
 fn jsonrpc_envelope_corpus() {
-    let inputs = corpus("jsonrpc_envelope");
-    // Guards against replaying an empty or misplaced corpus and passing vacuously.
-    assert!(inputs.len() >= 50, "only {} seeds", inputs.len());
-    assert!(
-        inputs
-            .iter()
-            .any(|(name, _)| name.starts_with("regression-"))
+    replay_corpus(
+        "jsonrpc_envelope",
+        50,
+        true,
+        oxmcp::fuzzing::jsonrpc_envelope,
     );
-    replay(inputs, oxmcp::fuzzing::jsonrpc_envelope);
 }
 
 #[test]
 fn stdio_framer_corpus() {
-    let inputs = corpus("stdio_framer");
-    assert!(inputs.len() >= 15, "only {} seeds", inputs.len());
-    assert!(
-        inputs
-            .iter()
-            .any(|(name, _)| name.starts_with("regression-"))
-    );
-    replay(inputs, oxmcp::fuzzing::stdio_framer);
+    replay_corpus("stdio_framer", 15, true, oxmcp::fuzzing::stdio_framer);
 }
 
 #[test]
 fn http_request_corpus() {
-    let inputs = corpus("http_request");
     // Every body shape of the POST rule against every server kind, at least.
-    assert!(inputs.len() >= 140, "only {} seeds", inputs.len());
-    replay(inputs, oxmcp::fuzzing::http_request);
+    replay_corpus("http_request", 140, false, oxmcp::fuzzing::http_request);
 }
 
 #[test]

@@ -129,10 +129,22 @@ fn bad_configs_name_the_server_and_field() {
             "empty",
         ),
         (
-            r#"{"mcpServers": {"w": {"type": "websocket", "url": "ws://x"}}}"#,
+            r#"{"mcpServers": {"w": {"type": "socket", "url": "ws://x"}}}"#,
             Some("w"),
             Some("type"),
-            "unknown transport `websocket`",
+            "unknown transport `socket` (expected `stdio`, `http`, `sse` or `ws`)",
+        ),
+        (
+            r#"{"mcpServers": {"w": {"type": "ws", "url": "http://x/mcp"}}}"#,
+            Some("w"),
+            Some("url"),
+            "only ws:// and wss:// are supported",
+        ),
+        (
+            r#"{"mcpServers": {"w": {"type": "http", "url": "wss://x/mcp"}}}"#,
+            Some("w"),
+            Some("url"),
+            "set `type` to `ws` or leave it out",
         ),
         (
             r#"{"mcpServers": {"w": {"transport": "grpc", "url": "http://x"}}}"#,

@@ -4,31 +4,16 @@
 //! an earlier function-calling conversation is rewritten, and a model that keeps writing
 //! malformed calls is stopped after three replies in a row with the reason in the transcript.
 
-use std::{path::PathBuf, sync::Arc, sync::Mutex};
+mod common;
 
+use std::{sync::Arc, sync::Mutex};
+
+use common::example_bin as example;
 use oxmcp::{
     host::{AgentOptions, Config, Host, HostOptions, MAX_FORMAT_ERRORS, ModelRequest, StopReason},
     schema::{PromptFormat, Provider},
 };
 use serde_json::{Value, json};
-
-fn example(name: &str) -> PathBuf {
-    // target/<profile>/deps/<test> → target/<profile>/examples/<name>
-    let exe = std::env::current_exe().unwrap();
-    let p = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples")
-        .join(name);
-    assert!(
-        p.exists(),
-        "{} not built (cargo test builds examples)",
-        p.display()
-    );
-    p
-}
 
 async fn weather_host() -> Host {
     let weather = example("weather_server").display().to_string();

@@ -6,6 +6,8 @@
 //! The npm servers come from `make host-deps`; without them these tests skip, unless
 //! OXMCP_REQUIRE_INTEROP=1 (as `make test` sets), when they fail.
 
+mod common;
+
 use std::{
     path::{Path, PathBuf},
     sync::{
@@ -15,6 +17,7 @@ use std::{
     time::Duration,
 };
 
+use common::example_bin as example;
 use oxmcp::{
     ErrorKind, ProtocolVersion,
     host::{AgentOptions, Config, Host, HostOptions, ModelRequest, StopReason},
@@ -24,24 +27,6 @@ use oxmcp::{
     transport::{http::HttpServerOptions, tap::Direction},
 };
 use serde_json::{Value, json};
-
-fn example(name: &str) -> PathBuf {
-    // target/<profile>/deps/<test> → target/<profile>/examples/<name>
-    let exe = std::env::current_exe().unwrap();
-    let p = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples")
-        .join(name);
-    assert!(
-        p.exists(),
-        "{} not built (cargo test builds examples)",
-        p.display()
-    );
-    p
-}
 
 fn npm_server(name: &str) -> Option<String> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))

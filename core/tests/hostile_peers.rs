@@ -22,10 +22,11 @@
 //!   shares that failure: the user is asked once.
 
 mod auth_server;
+mod common;
 
 use std::{
     net::SocketAddr,
-    path::{Path, PathBuf},
+    path::Path,
     process::Output,
     sync::{
         Arc,
@@ -34,10 +35,12 @@ use std::{
     time::{Duration, Instant},
 };
 
-use auth_server::{AuthServer, Handler, connect, json_response, oauth, origin, protected, serve};
-use bytes::Bytes;
-use http::{Response, StatusCode, header};
-use http_body_util::Full;
+use auth_server::{
+    AuthServer, Handler, challenge, connect, json_response, oauth, origin, protected, redirect,
+    serve,
+};
+use common::cli::{Scratch, executable, opened, stderr as err, stdout_json};
+use http::StatusCode;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
@@ -48,33 +51,6 @@ const PATIENCE: Duration = Duration::from_secs(60);
 /// to the start of the line and print a fake success, reverse the rest, a C1 CSI and a DEL.
 const EVIL: &str =
     "\u{1b}]0;pwned\u{7}\u{1b}[2J\r\noxmcp: logged in to `x`\u{202e}gnp.exe\u{9b}\u{7f}";
-
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("oxmcp-hostile-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn executable(path: &Path, text: &str) -> String {
-    std::fs::write(path, text).unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    path.display().to_string()
-}
 
 /// A stdio MCP server that answers the handshake and every list and call with [`EVIL`] in
 /// each string it chooses, and writes it to stderr. `crash`: only the stderr, then exit 3.
@@ -162,19 +138,6 @@ fn assert_clean(what: &str, o: &Output) {
     );
 }
 
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout_json(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}): {}",
-            String::from_utf8_lossy(&o.stdout)
-        )
-    })
-}
-
 async fn oxmcp(dir: &Path, browser: &str, args: &[&str]) -> (Output, Duration) {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_oxmcp"));
     cmd.args(args)
@@ -192,7 +155,7 @@ async fn oxmcp(dir: &Path, browser: &str, args: &[&str]) -> (Output, Duration) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nothing_a_server_sends_reaches_the_terminal_raw() {
-    let scratch = Scratch::new("mcp");
+    let scratch = Scratch::new("hostile", "mcp");
     let dir = &scratch.0;
     let script = hostile_server(dir);
     let evil = serde_json::to_string(EVIL).unwrap();
@@ -298,12 +261,6 @@ except Exception as e:
     executable(&dir.join("browser.py"), &script)
 }
 
-fn opened(dir: &Path) -> usize {
-    std::fs::read_to_string(dir.join("opened"))
-        .map(|s| s.lines().count())
-        .unwrap_or(0)
-}
-
 /// Every file in the token directory, as text.
 fn stored(dir: &Path) -> String {
     let Ok(entries) = std::fs::read_dir(dir.join("auth")) else {
@@ -387,11 +344,7 @@ async fn hostile_login(trick: Trick) -> (AuthServer, oxmcp::transport::http::Htt
                     } else {
                         format!("{back}?code=c1&state={state}")
                     };
-                    Response::builder()
-                        .status(StatusCode::FOUND)
-                        .header(header::LOCATION, location)
-                        .body(Full::new(Bytes::new()))
-                        .expect("response")
+                    redirect(StatusCode::FOUND, &location)
                 }
                 "/token" => match trick {
                     Trick::EvilTokenError => json_response(
@@ -460,7 +413,7 @@ async fn hostile_authorization_servers_cannot_write_to_the_terminal_or_the_store
         (Trick::NoTokenType, "no `token_type`"),
         (Trick::MacToken, "of type `mac`"),
     ] {
-        let scratch = Scratch::new(&format!("{trick:?}"));
+        let scratch = Scratch::new("hostile", &format!("{trick:?}"));
         let dir = &scratch.0;
         let (_auth, http, url) = hostile_login(trick).await;
         login_config(dir, &url);
@@ -480,7 +433,7 @@ async fn hostile_authorization_servers_cannot_write_to_the_terminal_or_the_store
     }
 
     // Protected-resource metadata whose `resource` (quoted in the refusal) is EVIL.
-    let scratch = Scratch::new("resource");
+    let scratch = Scratch::new("hostile", "resource");
     let dir = &scratch.0;
     let handler: Handler = Arc::new(move |req| {
         Box::pin(async move {
@@ -491,14 +444,7 @@ async fn hostile_authorization_servers_cannot_write_to_the_terminal_or_the_store
                            "authorization_servers": ["https://evil.example"]}),
                 )
             } else {
-                Response::builder()
-                    .status(StatusCode::UNAUTHORIZED)
-                    .header(
-                        header::WWW_AUTHENTICATE,
-                        "Bearer resource_metadata=\"/prm\"",
-                    )
-                    .body(Full::new(Bytes::new()))
-                    .expect("response")
+                challenge("Bearer resource_metadata=\"/prm\"")
             }
         })
     });
@@ -519,7 +465,7 @@ async fn hostile_authorization_servers_cannot_write_to_the_terminal_or_the_store
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_login_against_silent_endpoints_ends_within_its_timeout() {
     // The token endpoint never answers: one browser window, a clear message, on time.
-    let scratch = Scratch::new("silent-token");
+    let scratch = Scratch::new("hostile", "silent-token");
     let dir = &scratch.0;
     let (_auth, http, url) = hostile_login(Trick::SilentToken).await;
     login_config(dir, &url);
@@ -537,22 +483,13 @@ async fn a_login_against_silent_endpoints_ends_within_its_timeout() {
     http.shutdown().await;
 
     // The metadata endpoints never answer (a server that stalls its 401's discovery).
-    let scratch = Scratch::new("silent-metadata");
+    let scratch = Scratch::new("hostile", "silent-metadata");
     let dir = &scratch.0;
     let stalled = silent().await;
     let prm = format!("http://{stalled}/prm");
     let handler: Handler = Arc::new(move |_req| {
         let prm = prm.clone();
-        Box::pin(async move {
-            Response::builder()
-                .status(StatusCode::UNAUTHORIZED)
-                .header(
-                    header::WWW_AUTHENTICATE,
-                    format!("Bearer resource_metadata=\"{prm}\""),
-                )
-                .body(Full::new(Bytes::new()))
-                .expect("response")
-        })
+        Box::pin(async move { challenge(&format!("Bearer resource_metadata=\"{prm}\"")) })
     });
     let url = format!("http://{}/mcp", serve(handler).await);
     login_config(dir, &url);
@@ -565,9 +502,9 @@ async fn a_login_against_silent_endpoints_ends_within_its_timeout() {
 }
 
 /// An MCP "server" of the 2025-03-26 kind: 401 without `resource_metadata`, no
-/// protected-resource metadata, and authorization-server metadata at its origin that names
-/// another issuer. Counts the registrations it is sent.
-async fn legacy_liar(issuer: Value) -> (String, Arc<AtomicUsize>) {
+/// protected-resource metadata, and authorization-server metadata at its origin naming
+/// `issuer` (its own origin when `None`). Counts the registrations it is sent.
+async fn legacy_server(issuer: Option<Value>) -> (String, Arc<AtomicUsize>) {
     let registrations = Arc::new(AtomicUsize::new(0));
     let seen = registrations.clone();
     let slot: Arc<std::sync::Mutex<String>> = Arc::default();
@@ -575,7 +512,7 @@ async fn legacy_liar(issuer: Value) -> (String, Arc<AtomicUsize>) {
     let handler: Handler = Arc::new(move |req| {
         let seen = seen.clone();
         let origin = origin_slot.lock().unwrap().clone();
-        let issuer = issuer.clone();
+        let issuer = issuer.clone().unwrap_or_else(|| json!(origin));
         Box::pin(async move {
             match req.uri().path() {
                 "/.well-known/oauth-authorization-server" => json_response(
@@ -589,13 +526,9 @@ async fn legacy_liar(issuer: Value) -> (String, Arc<AtomicUsize>) {
                 ),
                 "/register" => {
                     seen.fetch_add(1, Ordering::SeqCst);
-                    json_response(StatusCode::CREATED, json!({"client_id": "stolen"}))
+                    json_response(StatusCode::CREATED, json!({"client_id": "c"}))
                 }
-                "/mcp" => Response::builder()
-                    .status(StatusCode::UNAUTHORIZED)
-                    .header(header::WWW_AUTHENTICATE, "Bearer")
-                    .body(Full::new(Bytes::new()))
-                    .expect("response"),
+                "/mcp" => challenge("Bearer"),
                 _ => json_response(StatusCode::NOT_FOUND, json!({})),
             }
         })
@@ -605,9 +538,19 @@ async fn legacy_liar(issuer: Value) -> (String, Arc<AtomicUsize>) {
     (format!("http://{addr}/mcp"), registrations)
 }
 
+/// A legacy server whose metadata names another issuer.
+async fn legacy_liar(issuer: Value) -> (String, Arc<AtomicUsize>) {
+    legacy_server(Some(issuer)).await
+}
+
+/// A legacy server whose metadata names its own origin as the issuer.
+async fn legacy_honest() -> (String, Arc<AtomicUsize>) {
+    legacy_server(None).await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_legacy_path_refuses_a_lying_issuer_from_the_cli() {
-    let scratch = Scratch::new("legacy");
+    let scratch = Scratch::new("hostile", "legacy");
     let dir = &scratch.0;
     let evil_issuer = format!("https://evil.example{EVIL}");
     let (url, registrations) = legacy_liar(json!(evil_issuer)).await;
@@ -679,44 +622,6 @@ async fn every_discovery_path_checks_the_issuer() {
         assert!(text.contains("RFC 8414"), "{well_known}: {text}");
         http.shutdown().await;
     }
-}
-
-/// A legacy server whose metadata names its own origin as the issuer.
-async fn legacy_honest() -> (String, Arc<AtomicUsize>) {
-    let registrations = Arc::new(AtomicUsize::new(0));
-    let seen = registrations.clone();
-    let slot: Arc<std::sync::Mutex<String>> = Arc::default();
-    let origin_slot = slot.clone();
-    let handler: Handler = Arc::new(move |req| {
-        let seen = seen.clone();
-        let origin = origin_slot.lock().unwrap().clone();
-        Box::pin(async move {
-            match req.uri().path() {
-                "/.well-known/oauth-authorization-server" => json_response(
-                    StatusCode::OK,
-                    json!({
-                        "issuer": origin,
-                        "authorization_endpoint": format!("{origin}/authorize"),
-                        "token_endpoint": format!("{origin}/token"),
-                        "registration_endpoint": format!("{origin}/register"),
-                    }),
-                ),
-                "/register" => {
-                    seen.fetch_add(1, Ordering::SeqCst);
-                    json_response(StatusCode::CREATED, json!({"client_id": "c"}))
-                }
-                "/mcp" => Response::builder()
-                    .status(StatusCode::UNAUTHORIZED)
-                    .header(header::WWW_AUTHENTICATE, "Bearer")
-                    .body(Full::new(Bytes::new()))
-                    .expect("response"),
-                _ => json_response(StatusCode::NOT_FOUND, json!({})),
-            }
-        })
-    });
-    let addr = serve(handler).await;
-    *slot.lock().unwrap() = format!("http://{addr}");
-    (format!("http://{addr}/mcp"), registrations)
 }
 
 /// An authorization server publishing metadata only at `well_known`, naming

@@ -19,7 +19,9 @@ use futures::future::BoxFuture;
 use oxmcp::{
     client::{Client, ProtocolMode},
     protocol::ProtocolVersion,
-    transport::http::{EventStore, HttpClientOptions, HttpServerOptions, InMemoryEventStore},
+    transport::http::{
+        EventStore, HttpClientOptions, HttpServer, HttpServerOptions, InMemoryEventStore,
+    },
 };
 use serde_json::json;
 
@@ -67,36 +69,41 @@ impl EventStore for Counting {
     }
 }
 
-fn handshake_client() -> oxmcp::client::ClientOptions {
-    client_options().protocol(ProtocolMode::Handshake(ProtocolVersion::V2025_11_25))
+impl Counting {
+    /// Counting in front of the in-memory store.
+    fn over_memory() -> Arc<Counting> {
+        Arc::new(Counting {
+            inner: Some(InMemoryEventStore::new(16)),
+            ..Default::default()
+        })
+    }
 }
 
-fn options(store: Option<Arc<dyn EventStore>>, resumable_events: usize) -> HttpServerOptions {
-    HttpServerOptions {
+/// The conformance fixture (whose `test_reconnection` cuts its own stream) with this store,
+/// this many resumable events, and a short retry hint.
+async fn serve(store: Option<Arc<dyn EventStore>>, resumable_events: usize) -> HttpServer {
+    let options = HttpServerOptions {
         event_store: store,
         resumable_events,
         sse_retry: Duration::from_millis(50),
         ..Default::default()
-    }
+    };
+    fixture_server().serve_http(options).await.expect("binds")
+}
+
+/// An oxmcp client holding a 2025-11-25 session (the revision whose streams resume).
+async fn connect(http: &HttpServer) -> Client {
+    let options = client_options().protocol(ProtocolMode::Handshake(ProtocolVersion::V2025_11_25));
+    Client::connect_http(&http.url(), options, HttpClientOptions::default())
+        .await
+        .expect("connects")
 }
 
 #[tokio::test]
 async fn a_plugged_in_store_carries_a_cut_stream_to_its_answer() {
-    let store = Arc::new(Counting {
-        inner: Some(InMemoryEventStore::new(16)),
-        ..Default::default()
-    });
-    let http = fixture_server()
-        .serve_http(options(Some(store.clone()), 256))
-        .await
-        .expect("binds");
-    let client = Client::connect_http(
-        &http.url(),
-        handshake_client(),
-        HttpClientOptions::default(),
-    )
-    .await
-    .expect("connects");
+    let store = Counting::over_memory();
+    let http = serve(Some(store.clone()), 256).await;
+    let client = connect(&http).await;
     // The fixture cuts its own response stream, then answers: only the store can deliver it.
     let result = client
         .call_tool("test_reconnection", json!({}))
@@ -134,25 +141,15 @@ async fn raw(addr: std::net::SocketAddr, request: String) -> (u16, String) {
     tokio::time::timeout(Duration::from_secs(5), read)
         .await
         .expect("an answer within 5 s");
+    let (status, _) = http_harness::parse_head(&buf);
     let text = String::from_utf8_lossy(&buf).into_owned();
-    let status = text
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("status");
     (status, text)
 }
 
 #[tokio::test]
 async fn resumption_ids_that_name_no_stream_are_refused() {
-    let store = Arc::new(Counting {
-        inner: Some(InMemoryEventStore::new(16)),
-        ..Default::default()
-    });
-    let http = fixture_server()
-        .serve_http(options(Some(store.clone()), 256))
-        .await
-        .expect("binds");
+    let store = Counting::over_memory();
+    let http = serve(Some(store.clone()), 256).await;
     let addr = http.local_addr();
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
@@ -195,17 +192,8 @@ async fn resumption_ids_that_name_no_stream_are_refused() {
 
 #[tokio::test]
 async fn without_resumption_a_cut_stream_is_a_typed_error() {
-    let http = fixture_server()
-        .serve_http(options(None, 0))
-        .await
-        .expect("binds");
-    let client = Client::connect_http(
-        &http.url(),
-        handshake_client(),
-        HttpClientOptions::default(),
-    )
-    .await
-    .expect("connects");
+    let http = serve(None, 0).await;
+    let client = connect(&http).await;
     let outcome = client.call_tool("test_reconnection", json!({})).await;
     assert!(outcome.is_err(), "{outcome:?}");
     let echo = client

@@ -1,7 +1,8 @@
 //! The legacy HTTP+SSE transport (2024-11-05) served beside Streamable HTTP, over real
 //! sockets on 127.0.0.1: oxmcp's own client falling back to it (the official SDKs' legacy
-//! clients are in the interop_http_* suites), and a raw TCP peer sending it bad input. The
-//! session lives as long as its stream; bad POSTs are refused without harming the stream.
+//! clients are in the interop suite's `legacy_sse_*` cells), and a raw TCP peer sending it bad
+//! input. The session lives as long as its stream; bad POSTs are refused without harming the
+//! stream.
 
 mod common;
 
@@ -36,13 +37,7 @@ fn base(http: &HttpServer) -> String {
 }
 
 async fn wait_sessions(http: &HttpServer, n: usize) {
-    for _ in 0..500 {
-        if http.session_count() == n {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("expected {n} sessions, have {}", http.session_count());
+    http_harness::wait_sessions(http, n, Duration::from_secs(5)).await;
 }
 
 /// An HTTP/1.1 exchange on its own connection: the status and whatever of the body arrived
@@ -89,12 +84,8 @@ async fn exchange(
     tokio::time::timeout(Duration::from_secs(5), read)
         .await
         .expect("the server answers within 5 s");
+    let (status, _) = http_harness::parse_head(&buf);
     let text = String::from_utf8_lossy(&buf).into_owned();
-    let status = text
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("a status line");
     (status, text, stream)
 }
 

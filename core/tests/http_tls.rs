@@ -1,6 +1,7 @@
-//! The HTTP client over `https://`: a real TLS listener on 127.0.0.1 (rustls, a certificate
-//! made for the test) terminating in front of the oxmcp server. The certificate must chain to a
-//! trusted root and name the host; anything else is a typed error, never a hang.
+//! The HTTP client over `https://`, and the WebSocket client over `wss://` (the same rustls
+//! setup): a real TLS listener on 127.0.0.1 (rustls, a certificate made for the test)
+//! terminating in front of the oxmcp server. The certificate must chain to a trusted root and
+//! name the host; anything else is a typed error, never a hang.
 
 mod common;
 
@@ -10,7 +11,10 @@ use common::*;
 use oxmcp::{
     client::{Client, ProtocolMode},
     protocol::ProtocolVersion,
-    transport::http::{HttpClientOptions, HttpClientTransport, HttpServerOptions},
+    transport::{
+        http::{HttpClientOptions, HttpClientTransport, HttpServerOptions},
+        ws::{WsClientOptions, WsClientTransport, WsServerOptions},
+    },
 };
 use serde_json::json;
 use tokio::net::TcpListener;
@@ -143,4 +147,62 @@ fn bad_urls_and_roots_are_invalid_arguments() {
     };
     let e = HttpClientTransport::new("https://localhost/mcp", garbage).expect_err("garbage root");
     assert_eq!(e.kind(), oxmcp::ErrorKind::InvalidArgument, "{e}");
+}
+
+#[tokio::test]
+async fn websocket_over_wss_trusts_the_same_roots() {
+    let ws = fixture_server()
+        .serve_ws(WsServerOptions::default())
+        .await
+        .expect("binds");
+    let (port, cert) = tls_front(ws.local_addr(), &["localhost"]).await;
+    let url = format!("wss://localhost:{port}/mcp");
+    let trusted = WsClientOptions {
+        extra_root_certificates: vec![cert.clone()],
+        ..Default::default()
+    };
+    let client = Client::connect_ws(&url, client_options(), trusted.clone())
+        .await
+        .expect("connects over wss://");
+    let result = client
+        .call_tool("test_simple_text", json!({}))
+        .await
+        .expect("a call over wss://");
+    assert!(!result.is_error());
+    client.close().await;
+    // Untrusted, misnamed, or plain ws:// to the TLS port: refused in time, typed.
+    let quick = WsClientOptions {
+        connect_timeout: Duration::from_secs(5),
+        ..trusted.clone()
+    };
+    for (url, options) in [
+        (url.clone(), WsClientOptions::default()),
+        (format!("wss://127.0.0.1:{port}/mcp"), trusted.clone()),
+        (format!("ws://localhost:{port}/mcp"), quick),
+    ] {
+        let attempt = tokio::time::timeout(
+            Duration::from_secs(20),
+            Client::connect_ws(&url, client_options(), options),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("{url}: no answer within 20 s"));
+        assert!(attempt.is_err(), "{url}: connected");
+    }
+    let garbage = WsClientOptions {
+        extra_root_certificates: vec![b"not a certificate".to_vec()],
+        ..Default::default()
+    };
+    let e = WsClientTransport::connect(&url, garbage)
+        .await
+        .expect_err("garbage root");
+    assert_eq!(e.kind(), oxmcp::ErrorKind::InvalidArgument, "{e}");
+    // Every client is gone (the server's side of the first closes a moment after it).
+    for _ in 0..500 {
+        if ws.session_count() == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(ws.session_count(), 0);
+    ws.shutdown().await;
 }

@@ -3,6 +3,8 @@
 //! rebinding DNS name would send), bad bodies, a real tool call through the API, a fresh
 //! token per launch, and a clean stop on SIGTERM. The browser half is tests/inspect/.
 
+mod common;
+
 use std::{
     io::{BufRead, BufReader, Read, Write},
     net::TcpStream,
@@ -11,24 +13,12 @@ use std::{
     time::Duration,
 };
 
+use common::example_bin as example;
 use serde_json::{Value, json};
 
-fn example(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples")
-        .join(name)
-}
-
+/// This suite's config file for `tag`.
 fn write_config(tag: &str, config: Value) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("oxmcp-inspect-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("mcp.json");
-    std::fs::write(&path, serde_json::to_string(&config).unwrap()).unwrap();
-    path
+    common::cli::write_config("inspect", tag, &config)
 }
 
 /// A running inspector, stopped with SIGTERM when dropped.

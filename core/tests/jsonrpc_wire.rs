@@ -10,9 +10,7 @@ use common::*;
 use serde_json::{Value, json};
 
 async fn initialized(version: &str) -> (RawPeer, oxmcp::session::Session, Probe) {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let (mut peer, session) = RawPeer::connect(&server);
+    let (probe, _server, mut peer, session) = test_peer();
     peer.initialize(version).await;
     (peer, session, probe)
 }

@@ -45,10 +45,7 @@ async fn handshake_logging_follows_set_level() {
     let (options, seen) =
         recording(client_options().protocol(ProtocolMode::Handshake(ProtocolVersion::V2025_06_18)));
     let pair = common::pair(&server, options).await;
-    pair.client
-        .call_tool("test_tool_with_logging", json!({}))
-        .await
-        .unwrap();
+    pair.call("test_tool_with_logging", json!({})).await;
     let got = logs(&seen);
     assert_eq!(got.len(), 3, "every level is sent until setLevel: {got:?}");
     assert_eq!(
@@ -59,10 +56,7 @@ async fn handshake_logging_follows_set_level() {
         .set_logging_level(LoggingLevel::Warning)
         .await
         .unwrap();
-    pair.client
-        .call_tool("test_tool_with_logging", json!({}))
-        .await
-        .unwrap();
+    pair.call("test_tool_with_logging", json!({})).await;
     assert_eq!(logs(&seen).len(), 3, "info is below warning");
     pair.finish().await;
     // A bad level is invalid params.
@@ -80,18 +74,12 @@ async fn stateless_logging_is_opt_in_per_request() {
     let server = fixture_server();
     let (options, seen) = recording(client_options());
     let pair = common::pair(&server, options).await;
-    pair.client
-        .call_tool("test_tool_with_logging", json!({}))
-        .await
-        .unwrap();
+    pair.call("test_tool_with_logging", json!({})).await;
     assert!(logs(&seen).is_empty(), "no level in _meta: no log messages");
     pair.finish().await;
     let (options, seen) = recording(client_options().log_level(LoggingLevel::Info));
     let pair = common::pair(&server, options).await;
-    pair.client
-        .call_tool("test_tool_with_logging", json!({}))
-        .await
-        .unwrap();
+    pair.call("test_tool_with_logging", json!({})).await;
     assert_eq!(logs(&seen).len(), 3);
     assert!(
         pair.client
@@ -103,10 +91,7 @@ async fn stateless_logging_is_opt_in_per_request() {
     pair.finish().await;
     let (options, seen) = recording(client_options().log_level(LoggingLevel::Error));
     let pair = common::pair(&server, options).await;
-    pair.client
-        .call_tool("test_tool_with_logging", json!({}))
-        .await
-        .unwrap();
+    pair.call("test_tool_with_logging", json!({})).await;
     assert!(logs(&seen).is_empty());
     pair.finish().await;
 }
@@ -181,10 +166,7 @@ async fn listen_streams_deliver_what_was_asked() {
     assert_eq!(pair.server_session.in_flight(), 0);
     let cancels: Vec<Value> = pair
         .wire
-        .sent_by(Side::Client)
-        .into_iter()
-        .filter(|m| m["method"] == "notifications/cancelled")
-        .collect();
+        .sent_with_method(Side::Client, "notifications/cancelled");
     assert_eq!(cancels.len(), 1);
     assert_eq!(cancels[0]["params"]["requestId"], sub_id.to_value());
     pair.finish().await;
@@ -192,8 +174,7 @@ async fn listen_streams_deliver_what_was_asked() {
 
 #[tokio::test]
 async fn the_server_can_end_listen_streams() {
-    let server = fixture_server();
-    let pair = pair(&server, client_options()).await;
+    let (server, pair) = fixture_pair(client_options()).await;
     let mut sub = pair
         .client
         .listen(SubscriptionFilter {
@@ -223,9 +204,7 @@ async fn the_server_can_end_listen_streams() {
 
 #[tokio::test]
 async fn listen_is_refused_outside_the_stateless_era() {
-    let server = fixture_server();
-    let pair = pair(
-        &server,
+    let (server, pair) = fixture_pair(
         client_options().protocol(ProtocolMode::Handshake(ProtocolVersion::V2025_11_25)),
     )
     .await;
@@ -248,10 +227,10 @@ async fn listen_is_refused_outside_the_stateless_era() {
     assert_eq!(r["error"]["code"], -32601);
     // A malformed filter is invalid params.
     let r = peer
-        .request(
+        .stateless_request(
             json!(1),
             "subscriptions/listen",
-            json!({"notifications": 5, "_meta": stateless_meta()}),
+            json!({"notifications": 5}),
         )
         .await;
     assert_eq!(r["error"]["code"], -32602);

@@ -47,9 +47,7 @@ async fn progress_reaches_the_callback_in_order() {
 
 #[tokio::test]
 async fn no_token_means_no_progress_notifications() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let (mut peer, _session) = RawPeer::connect(&server);
+    let (_probe, _server, mut peer, _session) = test_peer();
     peer.initialize("2025-11-25").await;
     let r = peer
         .request(
@@ -80,9 +78,7 @@ async fn no_token_means_no_progress_notifications() {
 
 #[tokio::test]
 async fn stray_progress_is_ignored_by_the_client() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let pair = pair(&server, client_options()).await;
+    let (_probe, _server, pair) = test_pair(client_options()).await;
     // Progress for a token nobody owns, and a malformed one: both dropped quietly.
     pair.server_session
         .notify(
@@ -95,12 +91,7 @@ async fn stray_progress_is_ignored_by_the_client() {
         .notify("notifications/progress", Some(json!({"progress": "x"})))
         .await
         .unwrap();
-    let r = pair
-        .client
-        .call_tool("echo", json!({"text": "still fine"}))
-        .await
-        .unwrap();
-    assert_eq!(r.text_content(), "still fine");
+    assert_echo(&pair.client, "still fine").await;
     let _: Value = json!(null);
     pair.client.close().await;
 }

@@ -11,7 +11,7 @@ use oxmcp::{
     ProtocolVersion,
     client::ProtocolMode,
     jsonrpc::codes,
-    protocol::{CompletionReference, ContentBlock, Role},
+    protocol::{CompletionReference, ContentBlock, GetPromptResult, Role},
 };
 
 fn args(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
@@ -21,11 +21,25 @@ fn args(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// Renders the prompt `name` with `arguments`; a failed request fails the test.
+async fn prompt(pair: &Pair, name: &str, arguments: &[(&str, &str)]) -> GetPromptResult {
+    pair.client
+        .get_prompt(name, args(arguments))
+        .await
+        .unwrap_or_else(|e| panic!("getting the prompt `{name}`: {e}"))
+}
+
+/// Checks a request failed with invalid params, and returns the error for a closer look.
+fn invalid_params<T: std::fmt::Debug>(result: oxmcp::Result<T>) -> oxmcp::Error {
+    let e = result.expect_err("invalid params");
+    assert_eq!(e.code(), Some(codes::INVALID_PARAMS), "{e}");
+    e
+}
+
 #[tokio::test]
 async fn prompts_render_in_every_revision() {
     for mode in all_modes() {
-        let server = fixture_server();
-        let pair = pair(&server, client_options().protocol(mode.clone())).await;
+        let (_server, pair) = fixture_pair(client_options().protocol(mode.clone())).await;
         let prompts = pair.client.list_all_prompts().await.unwrap();
         let names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(
@@ -38,45 +52,33 @@ async fn prompts_render_in_every_revision() {
                 "test_input_required_result_prompt"
             ]
         );
-        let simple = pair
-            .client
-            .get_prompt("test_simple_prompt", BTreeMap::new())
-            .await
-            .unwrap();
+        let simple = prompt(&pair, "test_simple_prompt", &[]).await;
         assert_eq!(simple.messages[0].role, Role::User);
         assert_eq!(
             simple.messages[0].content.as_text(),
             Some("This is a simple prompt for testing.")
         );
-        let with_args = pair
-            .client
-            .get_prompt(
-                "test_prompt_with_arguments",
-                args(&[("arg1", "hello"), ("arg2", "world")]),
-            )
-            .await
-            .unwrap();
+        let with_args = prompt(
+            &pair,
+            "test_prompt_with_arguments",
+            &[("arg1", "hello"), ("arg2", "world")],
+        )
+        .await;
         assert_eq!(
             with_args.messages[0].content.as_text(),
             Some("Prompt with arguments: arg1='hello', arg2='world'")
         );
-        let embedded = pair
-            .client
-            .get_prompt(
-                "test_prompt_with_embedded_resource",
-                args(&[("resourceUri", "test://r")]),
-            )
-            .await
-            .unwrap();
+        let embedded = prompt(
+            &pair,
+            "test_prompt_with_embedded_resource",
+            &[("resourceUri", "test://r")],
+        )
+        .await;
         match &embedded.messages[0].content {
             ContentBlock::Resource(r) => assert_eq!(r.resource.uri, "test://r"),
             other => panic!("{other:?}"),
         }
-        let image = pair
-            .client
-            .get_prompt("test_prompt_with_image", BTreeMap::new())
-            .await
-            .unwrap();
+        let image = prompt(&pair, "test_prompt_with_image", &[]).await;
         assert_eq!(image.messages[0].content.kind(), "image");
         pair.finish().await;
     }
@@ -88,27 +90,19 @@ async fn missing_arguments_and_unknown_prompts_are_invalid_params() {
         ProtocolMode::Auto,
         ProtocolMode::Handshake(ProtocolVersion::V2025_03_26),
     ] {
-        let server = fixture_server();
-        let pair = pair(&server, client_options().protocol(mode)).await;
-        let e = pair
-            .client
-            .get_prompt("test_prompt_with_arguments", args(&[("arg1", "only one")]))
-            .await
-            .unwrap_err();
-        assert_eq!(e.code(), Some(codes::INVALID_PARAMS));
+        let (_server, pair) = fixture_pair(client_options().protocol(mode)).await;
+        let e = invalid_params(
+            pair.client
+                .get_prompt("test_prompt_with_arguments", args(&[("arg1", "only one")]))
+                .await,
+        );
         assert!(e.to_string().contains("arg2"), "{e}");
-        let e = pair
-            .client
-            .get_prompt("no_such_prompt", BTreeMap::new())
-            .await
-            .unwrap_err();
-        assert_eq!(e.code(), Some(codes::INVALID_PARAMS));
-        let e = pair
-            .client
-            .list_prompts(Some("bogus-cursor"))
-            .await
-            .unwrap_err();
-        assert_eq!(e.code(), Some(codes::INVALID_PARAMS));
+        invalid_params(
+            pair.client
+                .get_prompt("no_such_prompt", BTreeMap::new())
+                .await,
+        );
+        invalid_params(pair.client.list_prompts(Some("bogus-cursor")).await);
         pair.finish().await;
     }
 }
@@ -120,8 +114,7 @@ async fn completion_for_prompt_arguments_and_template_variables() {
         ProtocolMode::Handshake(ProtocolVersion::V2025_11_25),
         ProtocolMode::Handshake(ProtocolVersion::V2025_03_26),
     ] {
-        let server = fixture_server();
-        let pair = pair(&server, client_options().protocol(mode.clone())).await;
+        let (_server, pair) = fixture_pair(client_options().protocol(mode.clone())).await;
         let prompt = CompletionReference::Prompt {
             name: "test_prompt_with_arguments".into(),
         };
@@ -153,12 +146,11 @@ async fn completion_for_prompt_arguments_and_template_variables() {
         let unknown = CompletionReference::Prompt {
             name: "nope".into(),
         };
-        let e = pair
-            .client
-            .complete(unknown, "a", "", BTreeMap::new())
-            .await
-            .unwrap_err();
-        assert_eq!(e.code(), Some(codes::INVALID_PARAMS));
+        invalid_params(
+            pair.client
+                .complete(unknown, "a", "", BTreeMap::new())
+                .await,
+        );
         pair.finish().await;
     }
 }
@@ -168,8 +160,7 @@ async fn every_fixture_tool_answers_in_every_revision() {
     // Every content kind crosses every revision; blocks a revision cannot represent are
     // rendered as text for it (the wire is schema-checked per revision).
     for mode in all_modes() {
-        let server = fixture_server();
-        let pair = pair(&server, schema_filling_client().protocol(mode.clone())).await;
+        let (_server, pair) = fixture_pair(schema_filling_client().protocol(mode.clone())).await;
         for tool in pair.client.list_all_tools().await.unwrap() {
             let args = match tool.name.as_str() {
                 "test_sampling" => serde_json::json!({"prompt": "hi"}),
@@ -180,7 +171,7 @@ async fn every_fixture_tool_answers_in_every_revision() {
                 "test_custom_header_tool" => serde_json::json!({"region": "eu", "priority": 2}),
                 _ => serde_json::json!({}),
             };
-            let r = pair.client.call_tool(&tool.name, args).await.unwrap();
+            let r = pair.call(&tool.name, args).await;
             let version = pair.client.protocol_version();
             // What a revision cannot carry fails the tool with a reason, never the wire.
             let expect_error = match tool.name.as_str() {

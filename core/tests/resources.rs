@@ -21,8 +21,7 @@ use serde_json::{Value, json};
 #[tokio::test]
 async fn list_and_read_in_every_revision() {
     for mode in all_modes() {
-        let server = fixture_server();
-        let pair = pair(&server, client_options().protocol(mode.clone())).await;
+        let (_server, pair) = fixture_pair(client_options().protocol(mode.clone())).await;
         let resources = pair.client.list_all_resources().await.unwrap();
         let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
         assert_eq!(
@@ -81,8 +80,7 @@ async fn an_unknown_resource_gets_the_code_of_its_era() {
         ),
         (ProtocolMode::Auto, codes::INVALID_PARAMS),
     ] {
-        let server = fixture_server();
-        let pair = pair(&server, client_options().protocol(mode)).await;
+        let (_server, pair) = fixture_pair(client_options().protocol(mode)).await;
         for uri in [
             "test://nonexistent-resource-for-conformance-testing",
             "test://template/1/data/extra",
@@ -248,22 +246,16 @@ async fn stateless_reads_carry_cache_hints() {
     let server = fixture_server();
     let (mut peer, _s) = RawPeer::connect(&server);
     let r = peer
-        .request(
+        .stateless_request(
             json!(1),
             "resources/read",
-            json!({"uri": "test://static-text", "_meta": stateless_meta()}),
+            json!({"uri": "test://static-text"}),
         )
         .await;
-    assert_eq!(r["result"]["resultType"], "complete");
-    assert_eq!(r["result"]["ttlMs"], 0);
-    assert_eq!(r["result"]["cacheScope"], "private");
+    assert_complete_uncached(&r);
     // subscribe/unsubscribe do not exist statelessly.
     let r = peer
-        .request(
-            json!(2),
-            "resources/subscribe",
-            json!({"uri": "test://x", "_meta": stateless_meta()}),
-        )
+        .stateless_request(json!(2), "resources/subscribe", json!({"uri": "test://x"}))
         .await;
     assert_eq!(r["error"]["code"], -32601);
     peer.wire.assert_valid();

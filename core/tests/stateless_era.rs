@@ -8,19 +8,11 @@ mod common;
 use common::*;
 use serde_json::{Value, json};
 
-fn with_meta(params: Value) -> Value {
-    let mut p = params;
-    p["_meta"] = stateless_meta();
-    p
-}
-
 #[tokio::test]
 async fn discover_describes_the_server() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let (mut peer, _s) = RawPeer::connect(&server);
+    let (_probe, _server, mut peer, _s) = test_peer();
     let r = peer
-        .request(json!(1), "server/discover", with_meta(json!({})))
+        .stateless_request(json!(1), "server/discover", json!({}))
         .await;
     let result = &r["result"];
     assert_eq!(result["resultType"], "complete");
@@ -37,20 +29,16 @@ async fn discover_describes_the_server() {
 
 #[tokio::test]
 async fn requests_work_without_any_handshake() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let (mut peer, session) = RawPeer::connect(&server);
+    let (_probe, _server, mut peer, session) = test_peer();
     let r = peer
-        .request(json!(1), "tools/list", with_meta(json!({})))
+        .stateless_request(json!(1), "tools/list", json!({}))
         .await;
-    assert_eq!(r["result"]["resultType"], "complete");
-    assert_eq!(r["result"]["ttlMs"], 0);
-    assert_eq!(r["result"]["cacheScope"], "private");
+    assert_complete_uncached(&r);
     let r = peer
-        .request(
+        .stateless_request(
             json!(2),
             "tools/call",
-            with_meta(json!({"name": "echo", "arguments": {"text": "x"}})),
+            json!({"name": "echo", "arguments": {"text": "x"}}),
         )
         .await;
     assert_eq!(r["result"]["content"][0]["text"], "x");
@@ -66,9 +54,7 @@ async fn requests_work_without_any_handshake() {
 
 #[tokio::test]
 async fn removed_methods_are_not_found() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let (mut peer, _s) = RawPeer::connect(&server);
+    let (_probe, _server, mut peer, _s) = test_peer();
     for (i, method) in [
         "initialize",
         "ping",
@@ -80,7 +66,7 @@ async fn removed_methods_are_not_found() {
     .iter()
     .enumerate()
     {
-        let r = peer.request(json!(i), method, with_meta(json!({}))).await;
+        let r = peer.stateless_request(json!(i), method, json!({})).await;
         assert_eq!(r["id"], i, "{method}");
         assert_eq!(r["error"]["code"], -32601, "{method}: {r}");
     }
@@ -89,9 +75,7 @@ async fn removed_methods_are_not_found() {
 
 #[tokio::test]
 async fn malformed_meta_gets_invalid_params() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let (mut peer, _s) = RawPeer::connect(&server);
+    let (_probe, _server, mut peer, _s) = test_peer();
     let cases = [
         json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
         json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": []}}),
@@ -116,11 +100,8 @@ async fn malformed_meta_gets_invalid_params() {
 
 #[tokio::test]
 async fn a_handshake_version_in_meta_without_initialize_is_unsupported() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let (mut peer, _s) = RawPeer::connect(&server);
-    let mut meta = stateless_meta();
-    meta["io.modelcontextprotocol/protocolVersion"] = json!("2025-11-25");
+    let (_probe, _server, mut peer, _s) = test_peer();
+    let meta = stateless_meta_with("protocolVersion", json!("2025-11-25"));
     let r = peer
         .request(json!(1), "tools/list", json!({"_meta": meta}))
         .await;
@@ -131,9 +112,7 @@ async fn a_handshake_version_in_meta_without_initialize_is_unsupported() {
 
 #[tokio::test]
 async fn one_connection_serves_both_eras() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let (mut peer, session) = RawPeer::connect(&server);
+    let (_probe, _server, mut peer, session) = test_peer();
     peer.initialize("2025-03-26").await;
     let legacy = peer
         .request(
@@ -144,10 +123,10 @@ async fn one_connection_serves_both_eras() {
         .await;
     assert!(legacy["result"].get("resultType").is_none(), "{legacy}");
     let modern = peer
-        .request(
+        .stateless_request(
             json!(2),
             "tools/call",
-            with_meta(json!({"name": "echo", "arguments": {"text": "new"}})),
+            json!({"name": "echo", "arguments": {"text": "new"}}),
         )
         .await;
     assert_eq!(modern["result"]["resultType"], "complete");
@@ -157,7 +136,7 @@ async fn one_connection_serves_both_eras() {
         json!({})
     );
     assert_eq!(
-        peer.request(json!(4), "ping", with_meta(json!({}))).await["error"]["code"],
+        peer.stateless_request(json!(4), "ping", json!({})).await["error"]["code"],
         -32601
     );
     assert_eq!(
@@ -169,12 +148,7 @@ async fn one_connection_serves_both_eras() {
 
 #[tokio::test]
 async fn a_modern_only_server_explains_itself_to_legacy_clients() {
-    let probe = Probe::default();
-    let server = test_server_with(
-        oxmcp::server::Server::builder("modern-only", "1")
-            .protocol_versions([oxmcp::ProtocolVersion::V2026_07_28]),
-        &probe,
-    );
+    let server = test_server_speaking("modern-only", [oxmcp::ProtocolVersion::V2026_07_28]);
     let (mut peer, _s) = RawPeer::connect(&server);
     let r = peer
         .request(json!(1), "initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}))

@@ -7,8 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::*;
-use futures::future::join_all;
+use common::{concurrent::*, *};
 use oxmcp::{
     Error, ProtocolVersion,
     client::{Client, ClientOptions, ProtocolMode},
@@ -78,12 +77,7 @@ async fn both_eras_and_every_revision_over_stdio() {
         assert_eq!(s.client.protocol_version(), expected);
         let tools = s.client.list_all_tools().await.unwrap();
         assert!(tools.iter().any(|t| t.name == "echo"));
-        let r = s
-            .client
-            .call_tool("echo", json!({"text": expected.as_str()}))
-            .await
-            .unwrap();
-        assert_eq!(r.text_content(), expected.as_str());
+        assert_echo(&s.client, expected.as_str()).await;
         s.client.ping().await.unwrap();
         s.finish().await;
     }
@@ -155,10 +149,8 @@ async fn cancellation_crosses_the_pipe() {
     s.wait_for_stderr("probe: cancelled:").await;
     let cancels = s
         .wire
-        .sent_by(Side::Client)
-        .into_iter()
-        .filter(|m| m["method"] == "notifications/cancelled")
-        .count();
+        .sent_with_method(Side::Client, "notifications/cancelled")
+        .len();
     assert_eq!(cancels, 2);
     s.finish().await;
 }
@@ -252,23 +244,7 @@ async fn progress_and_timeouts_over_stdio() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_concurrent_calls_over_one_pipe() {
     let s = spawn(&[], client_options()).await.unwrap();
-    let results = join_all((0..1000).map(|i| {
-        let client = s.client.clone();
-        async move {
-            (
-                i,
-                client
-                    .call_tool("echo", json!({"text": format!("#{i}")}))
-                    .await
-                    .unwrap()
-                    .text_content(),
-            )
-        }
-    }))
-    .await;
-    for (i, text) in results {
-        assert_eq!(text, format!("#{i}"));
-    }
+    echo_concurrently(&s.client, 1000).await;
     assert_eq!(s.client.session().pending(), 0);
     s.finish().await;
 }
@@ -276,24 +252,7 @@ async fn a_thousand_concurrent_calls_over_one_pipe() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_call_does_not_hold_up_fast_ones_over_stdio() {
     let s = spawn(&[], client_options()).await.unwrap();
-    let slow = {
-        let client = s.client.clone();
-        tokio::spawn(async move { client.call_tool("sleep", json!({"ms": 5_000})).await })
-    };
-    let fast = join_all((0..100).map(|i| {
-        let client = s.client.clone();
-        async move {
-            client
-                .call_tool("echo", json!({"text": i.to_string()}))
-                .await
-                .unwrap()
-        }
-    }));
-    tokio::time::timeout(Duration::from_secs(4), fast)
-        .await
-        .expect("fast calls finish while the slow one runs");
-    assert!(!slow.is_finished());
-    slow.abort();
+    fast_calls_pass_a_slow_one(&s.client, 100).await.abort();
     s.finish().await;
 }
 

@@ -13,9 +13,7 @@ use tokio::time::Instant;
 
 #[tokio::test(start_paused = true)]
 async fn the_default_timeout_fires_at_sixty_seconds_and_cancels_the_request() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let pair = pair(&server, client_options()).await;
+    let (probe, _server, pair) = test_pair(client_options()).await;
     let started = Instant::now();
     let result = pair
         .client
@@ -35,10 +33,8 @@ async fn the_default_timeout_fires_at_sixty_seconds_and_cancels_the_request() {
     tokio::time::sleep(Duration::from_millis(10)).await;
     let cancels = pair
         .wire
-        .sent_by(Side::Client)
-        .into_iter()
-        .filter(|m| m["method"] == "notifications/cancelled")
-        .count();
+        .sent_with_method(Side::Client, "notifications/cancelled")
+        .len();
     assert_eq!(cancels, 1);
     assert!(
         probe.events().iter().any(|e| e.starts_with("cancelled:")),
@@ -50,16 +46,12 @@ async fn the_default_timeout_fires_at_sixty_seconds_and_cancels_the_request() {
 
 #[tokio::test(start_paused = true)]
 async fn progress_restarts_the_clock() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let pair = pair(&server, client_options()).await;
+    let (_probe, _server, pair) = test_pair(client_options()).await;
     let started = Instant::now();
     // Five ticks 40 s apart: 200 s in all, never 60 s of silence.
     let r = pair
-        .client
-        .call_tool("tick", json!({"interval_ms": 40_000, "steps": 5}))
-        .await
-        .unwrap();
+        .call("tick", json!({"interval_ms": 40_000, "steps": 5}))
+        .await;
     assert_eq!(r.text_content(), "ticked 5");
     assert_eq!(started.elapsed(), Duration::from_secs(200));
     pair.finish().await;
@@ -67,9 +59,7 @@ async fn progress_restarts_the_clock() {
 
 #[tokio::test(start_paused = true)]
 async fn without_reset_progress_does_not_extend() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let pair = pair(&server, client_options()).await;
+    let (_probe, _server, pair) = test_pair(client_options()).await;
     let options = RequestOptions {
         reset_timeout_on_progress: false,
         ..Default::default()
@@ -87,9 +77,7 @@ async fn without_reset_progress_does_not_extend() {
 
 #[tokio::test(start_paused = true)]
 async fn the_total_cap_holds_despite_progress() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let pair = pair(&server, client_options()).await;
+    let (_probe, _server, pair) = test_pair(client_options()).await;
     let started = Instant::now();
     // Progress every 30 s forever (well, for 100 steps): only the 10-minute cap stops it.
     let result = pair
@@ -106,9 +94,7 @@ async fn the_total_cap_holds_despite_progress() {
 
 #[tokio::test(start_paused = true)]
 async fn a_per_call_timeout_overrides_the_default() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let pair = pair(&server, client_options()).await;
+    let (_probe, _server, pair) = test_pair(client_options()).await;
     let started = Instant::now();
     let options = RequestOptions::with_timeout(Duration::from_millis(1500));
     let result = pair

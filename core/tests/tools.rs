@@ -65,28 +65,18 @@ async fn a_bad_cursor_is_invalid_params() {
 #[tokio::test]
 async fn calls_return_text_structured_and_image_content() {
     for mode in modes() {
-        let probe = Probe::default();
-        let server = test_server(&probe);
-        let pair = pair(&server, client_options().protocol(mode.clone())).await;
-        let r = pair
-            .client
-            .call_tool("echo", json!({"text": "hi"}))
-            .await
-            .unwrap();
+        let (_probe, _server, pair) = test_pair(client_options().protocol(mode.clone())).await;
+        let r = pair.call("echo", json!({"text": "hi"})).await;
         assert!(!r.is_error());
         assert_eq!(r.text_content(), "hi");
-        let r = pair
-            .client
-            .call_tool("add", json!({"a": 2, "b": 3.5}))
-            .await
-            .unwrap();
+        let r = pair.call("add", json!({"a": 2, "b": 3.5})).await;
         assert_eq!(r.structured_content, Some(json!({"sum": 5.5})));
         // Structured output also arrives as text for clients that cannot read it.
         assert_eq!(
             serde_json::from_str::<Value>(&r.text_content()).unwrap(),
             json!({"sum": 5.5})
         );
-        let r = pair.client.call_tool("image", json!({})).await.unwrap();
+        let r = pair.call("image", json!({})).await;
         assert_eq!(r.content[0].kind(), "image");
         pair.finish().await;
     }
@@ -94,15 +84,13 @@ async fn calls_return_text_structured_and_image_content() {
 
 #[tokio::test]
 async fn invalid_arguments_are_a_tool_result_the_model_can_read() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let pair = pair(&server, client_options()).await;
+    let (_probe, _server, pair) = test_pair(client_options()).await;
     for (args, needle) in [
         (json!({}), "text"),
         (json!({"text": 5}), "/text"),
         (json!({"text": ["a"]}), "/text"),
     ] {
-        let r = pair.client.call_tool("echo", args.clone()).await.unwrap();
+        let r = pair.call("echo", args.clone()).await;
         assert!(r.is_error(), "{args}");
         let text = r.text_content();
         assert!(
@@ -121,9 +109,7 @@ async fn invalid_arguments_are_a_tool_result_the_model_can_read() {
 
 #[tokio::test]
 async fn an_unknown_tool_is_a_protocol_error() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let pair = pair(&server, client_options()).await;
+    let (_probe, _server, pair) = test_pair(client_options()).await;
     let e = pair
         .client
         .call_tool("no_such_tool", json!({}))
@@ -136,17 +122,11 @@ async fn an_unknown_tool_is_a_protocol_error() {
 
 #[tokio::test]
 async fn tool_failures_and_bad_output_are_error_results() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let pair = pair(&server, client_options()).await;
-    let r = pair.client.call_tool("fail", json!({})).await.unwrap();
+    let (_probe, _server, pair) = test_pair(client_options()).await;
+    let r = pair.call("fail", json!({})).await;
     assert!(r.is_error());
     assert_eq!(r.text_content(), "boom: the tool failed");
-    let r = pair
-        .client
-        .call_tool("bad_output", json!({}))
-        .await
-        .unwrap();
+    let r = pair.call("bad_output", json!({})).await;
     assert!(r.is_error());
     assert!(
         r.text_content().contains("does not match its outputSchema"),
@@ -158,19 +138,10 @@ async fn tool_failures_and_bad_output_are_error_results() {
 
 #[tokio::test]
 async fn a_panicking_handler_fails_only_its_call() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let pair = pair(&server, client_options()).await;
+    let (_probe, _server, pair) = test_pair(client_options()).await;
     let e = pair.client.call_tool("panic", json!({})).await.unwrap_err();
     assert_eq!(e.code(), Some(codes::INTERNAL_ERROR));
-    assert_eq!(
-        pair.client
-            .call_tool("echo", json!({"text": "alive"}))
-            .await
-            .unwrap()
-            .text_content(),
-        "alive"
-    );
+    assert_echo(&pair.client, "alive").await;
     pair.finish().await;
 }
 
@@ -263,19 +234,15 @@ async fn json_schema_2020_12_keywords_are_kept_and_enforced() {
     let listed = pair.client.list_all_tools().await.unwrap();
     assert_eq!(Value::Object(listed[0].input_schema.clone()), schema);
     let ok = pair
-        .client
-        .call_tool(
+        .call(
             "json_schema_2020_12_tool",
             json!({"home": {"street": "Main"}}),
         )
-        .await
-        .unwrap();
+        .await;
     assert!(!ok.is_error());
     let bad = pair
-        .client
-        .call_tool("json_schema_2020_12_tool", json!({"home": {}, "extra": 1}))
-        .await
-        .unwrap();
+        .call("json_schema_2020_12_tool", json!({"home": {}, "extra": 1}))
+        .await;
     assert!(bad.is_error(), "{}", bad.text_content());
     pair.finish().await;
 }

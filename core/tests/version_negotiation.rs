@@ -9,7 +9,6 @@ use common::*;
 use oxmcp::{
     Error, ProtocolVersion,
     client::{Client, ProtocolMode},
-    server::Server,
     transport::{Inbound, OutFrame, Outbound, Route, Transport, memory},
 };
 use serde_json::{Value, json};
@@ -17,13 +16,8 @@ use serde_json::{Value, json};
 #[tokio::test]
 async fn each_handshake_revision_negotiates_and_calls_a_tool() {
     for version in ProtocolVersion::handshake_versions() {
-        let probe = Probe::default();
-        let server = test_server(&probe);
-        let pair = pair(
-            &server,
-            client_options().protocol(ProtocolMode::Handshake(version)),
-        )
-        .await;
+        let (_probe, _server, pair) =
+            test_pair(client_options().protocol(ProtocolMode::Handshake(version))).await;
         assert_eq!(pair.client.protocol_version(), version);
         assert_eq!(pair.server_session.protocol_version(), Some(version));
         assert_eq!(pair.client.server().info.name, "test-server");
@@ -31,12 +25,7 @@ async fn each_handshake_revision_negotiates_and_calls_a_tool() {
             pair.client.server().instructions.as_deref(),
             Some("test instructions")
         );
-        let r = pair
-            .client
-            .call_tool("echo", json!({"text": version.as_str()}))
-            .await
-            .unwrap();
-        assert_eq!(r.text_content(), version.as_str());
+        assert_echo(&pair.client, version.as_str()).await;
         pair.client.ping().await.unwrap();
         pair.finish().await;
     }
@@ -44,19 +33,12 @@ async fn each_handshake_revision_negotiates_and_calls_a_tool() {
 
 #[tokio::test]
 async fn the_stateless_revision_is_found_by_the_probe() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let pair = pair(&server, client_options()).await;
+    let (_probe, _server, pair) = test_pair(client_options()).await;
     assert_eq!(pair.client.protocol_version(), ProtocolVersion::V2026_07_28);
     assert_eq!(pair.client.server().info.name, "test-server");
     // No handshake happened: the server session holds no state.
     assert_eq!(pair.server_session.protocol_version(), None);
-    let r = pair
-        .client
-        .call_tool("echo", json!({"text": "modern"}))
-        .await
-        .unwrap();
-    assert_eq!(r.text_content(), "modern");
+    assert_echo(&pair.client, "modern").await;
     // Every request carried the stateless _meta.
     let sent = pair.wire.sent_by(Side::Client);
     assert!(sent.iter().filter(|m| m.get("id").is_some()).all(|m| {
@@ -69,13 +51,9 @@ async fn the_stateless_revision_is_found_by_the_probe() {
 
 #[tokio::test]
 async fn stateless_mode_without_fallback() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let pair = pair(
-        &server,
-        client_options().protocol(ProtocolMode::Stateless(ProtocolVersion::V2026_07_28)),
-    )
-    .await;
+    let (_probe, _server, pair) =
+        test_pair(client_options().protocol(ProtocolMode::Stateless(ProtocolVersion::V2026_07_28)))
+            .await;
     assert!(pair.client.protocol_version().is_stateless());
     pair.client.ping().await.unwrap();
     pair.finish().await;
@@ -83,9 +61,7 @@ async fn stateless_mode_without_fallback() {
 
 #[tokio::test]
 async fn auto_falls_back_to_initialize_on_a_handshake_only_server() {
-    let probe = Probe::default();
-    let builder = Server::builder("legacy", "1").protocol_versions([ProtocolVersion::V2025_06_18]);
-    let server = test_server_with(builder, &probe);
+    let server = test_server_speaking("legacy", [ProtocolVersion::V2025_06_18]);
     let pair = pair(&server, client_options()).await;
     assert_eq!(pair.client.protocol_version(), ProtocolVersion::V2025_06_18);
     let sent = pair.wire.sent_by(Side::Client);
@@ -96,9 +72,7 @@ async fn auto_falls_back_to_initialize_on_a_handshake_only_server() {
 
 #[tokio::test]
 async fn unknown_requested_version_is_answered_with_the_newest_supported() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let (mut peer, _session) = RawPeer::connect(&server);
+    let (_probe, _server, mut peer, _session) = test_peer();
     let r = peer.initialize("1999-01-01").await;
     assert_eq!(r["protocolVersion"], "2025-11-25");
     let r = peer.request(json!(1), "tools/list", Value::Null).await;
@@ -108,11 +82,7 @@ async fn unknown_requested_version_is_answered_with_the_newest_supported() {
 
 #[tokio::test]
 async fn client_refuses_a_version_it_does_not_accept() {
-    let probe = Probe::default();
-    let server = test_server_with(
-        Server::builder("old", "1").protocol_versions([ProtocolVersion::V2024_11_05]),
-        &probe,
-    );
+    let server = test_server_speaking("old", [ProtocolVersion::V2024_11_05]);
     let mut options =
         client_options().protocol(ProtocolMode::Handshake(ProtocolVersion::V2025_11_25));
     options.accepted_versions = vec![ProtocolVersion::V2025_11_25];
@@ -135,11 +105,8 @@ async fn client_refuses_a_version_it_does_not_accept() {
 
 #[tokio::test]
 async fn stateless_request_with_an_unknown_version_gets_32022() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let (mut peer, _session) = RawPeer::connect(&server);
-    let mut meta = stateless_meta();
-    meta["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+    let (_probe, _server, mut peer, _session) = test_peer();
+    let meta = stateless_meta_with("protocolVersion", json!("2099-01-01"));
     let r = peer
         .request(json!(1), "tools/list", json!({"_meta": meta}))
         .await;
@@ -163,11 +130,7 @@ async fn stateless_request_with_an_unknown_version_gets_32022() {
 
 #[tokio::test]
 async fn stateless_client_gets_a_typed_error_from_a_server_without_the_revision() {
-    let probe = Probe::default();
-    let server = test_server_with(
-        Server::builder("legacy", "1").protocol_versions([ProtocolVersion::V2025_11_25]),
-        &probe,
-    );
+    let server = test_server_speaking("legacy", [ProtocolVersion::V2025_11_25]);
     let error = try_pair(
         &server,
         client_options().protocol(ProtocolMode::Stateless(ProtocolVersion::V2026_07_28)),
@@ -242,9 +205,7 @@ async fn probe_falls_back_when_a_legacy_server_stays_silent() {
 
 #[tokio::test]
 async fn initialize_twice_is_an_invalid_request() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let (mut peer, _session) = RawPeer::connect(&server);
+    let (_probe, _server, mut peer, _session) = test_peer();
     peer.initialize("2025-11-25").await;
     let r = peer
         .request(
@@ -259,9 +220,7 @@ async fn initialize_twice_is_an_invalid_request() {
 
 #[tokio::test]
 async fn malformed_initialize_params_name_the_field() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let (mut peer, _session) = RawPeer::connect(&server);
+    let (_probe, _server, mut peer, _session) = test_peer();
     let r = peer
         .request(
             json!(1),
@@ -285,9 +244,7 @@ async fn malformed_initialize_params_name_the_field() {
 
 #[tokio::test]
 async fn requests_before_initialize_are_refused_with_a_hint() {
-    let probe = Probe::default();
-    let server = test_server(&probe);
-    let (mut peer, _session) = RawPeer::connect(&server);
+    let (_probe, _server, mut peer, _session) = test_peer();
     let r = peer.request(json!("a"), "tools/list", Value::Null).await;
     assert_eq!(r["id"], "a");
     assert_eq!(r["error"]["code"], -32602);

@@ -85,6 +85,29 @@ pub fn json_response(status: StatusCode, v: Value) -> Response<Full<Bytes>> {
         .expect("response")
 }
 
+/// An empty answer with `status` and one header: the redirects and challenges the stubs send.
+fn empty_with(status: StatusCode, name: header::HeaderName, value: &str) -> Response<Full<Bytes>> {
+    Response::builder()
+        .status(status)
+        .header(name, value)
+        .body(Full::new(Bytes::new()))
+        .expect("response")
+}
+
+/// A redirect (`status` 302, 307, …) to `location`.
+pub fn redirect(status: StatusCode, location: &str) -> Response<Full<Bytes>> {
+    empty_with(status, header::LOCATION, location)
+}
+
+/// A 401 answer carrying this `WWW-Authenticate` challenge.
+pub fn challenge(www_authenticate: &str) -> Response<Full<Bytes>> {
+    empty_with(
+        StatusCode::UNAUTHORIZED,
+        header::WWW_AUTHENTICATE,
+        www_authenticate,
+    )
+}
+
 pub fn form(body: &[u8]) -> HashMap<String, String> {
     String::from_utf8_lossy(body)
         .split('&')
@@ -220,11 +243,7 @@ impl AuthServer {
                                 percent_encoding::NON_ALPHANUMERIC
                             )
                         );
-                        Response::builder()
-                            .status(StatusCode::FOUND)
-                            .header(header::LOCATION, location)
-                            .body(Full::new(Bytes::new()))
-                            .expect("response")
+                        redirect(StatusCode::FOUND, &location)
                     }
                     "/token" if s.token_reply.is_some() => Response::builder()
                         .status(StatusCode::OK)

@@ -6,6 +6,7 @@
 //! | mode | behaviour |
 //! |---|---|
 //! | `server` | a real oxmcp server on stdio; exits with code 0 on stdin EOF |
+//! | `server --ws --port N` | the same server on `ws://127.0.0.1:N/mcp` (port 0: a free one), its URL the first line on stdout; runs until killed |
 //! | `ignore-eof` | `server`, but stays up after stdin EOF (SIGTERM ends it) |
 //! | `ignore-sigterm` | `ignore-eof`, and logs then ignores SIGTERM (only SIGKILL ends it) |
 //! | `grandchild` | `server` that first starts a `sleeper` sharing its stdout and stderr |
@@ -23,6 +24,8 @@
 //! The test marks every process of a run with `MCP_TEST_RUN` (found through `/proc`); `host`
 //! passes it on to its server explicitly, as the default environment policy would drop it.
 
+mod flood;
+
 use std::{
     io::{BufRead, Write},
     process::Stdio,
@@ -36,6 +39,8 @@ use oxmcp::{
     transport::child::{ChildCommand, ChildTransport},
 };
 use serde_json::{Value, json};
+
+use crate::flood::flood_bytes;
 
 /// The environment variable that marks every process of one test run.
 const MARKER: &str = "MCP_TEST_RUN";
@@ -52,6 +57,9 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let mode = args.next().unwrap_or_default();
     match mode.as_str() {
+        "server" if args.next().as_deref() == Some("--ws") => {
+            serve_ws(args.next().as_deref(), args.next().as_deref())
+        }
         "server" => serve(AfterEof::Exit),
         "ignore-eof" => serve(AfterEof::Linger),
         "ignore-sigterm" => {
@@ -155,16 +163,7 @@ fn fixture_server() -> Server {
 }
 
 fn serve(after_eof: AfterEof) -> ! {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            log!("mcp_fixture: no runtime: {e}");
-            std::process::exit(1);
-        }
-    };
+    let runtime = runtime_or_exit(tokio::runtime::Builder::new_current_thread(), "mcp_fixture");
     let served = runtime.block_on(fixture_server().serve_stdio());
     drop(runtime);
     if let Err(e) = &served {
@@ -176,6 +175,46 @@ fn serve(after_eof: AfterEof) -> ! {
         AfterEof::Linger => {
             log!("fixture: stdin closed, staying up");
             sleep_forever()
+        }
+    }
+}
+
+/// `server --ws --port N`: the fixture server over WebSocket until the process is killed.
+fn serve_ws(flag: Option<&str>, port: Option<&str>) -> ! {
+    let port = match (flag, port.map(str::parse::<u16>)) {
+        (Some("--port"), Some(Ok(port))) => port,
+        _ => {
+            log!("mcp_fixture: usage: server --ws --port N");
+            std::process::exit(2);
+        }
+    };
+    let runtime = runtime_or_exit(tokio::runtime::Builder::new_current_thread(), "mcp_fixture");
+    let served = runtime.block_on(async {
+        let options = oxmcp::transport::ws::WsServerOptions::port(port);
+        let ws = fixture_server().serve_ws(options).await?;
+        let mut stdout = std::io::stdout();
+        if writeln!(stdout, "{}", ws.url())
+            .and_then(|()| stdout.flush())
+            .is_err()
+        {
+            std::process::exit(1);
+        }
+        std::future::pending::<()>().await;
+        Ok::<(), oxmcp::Error>(())
+    });
+    if let Err(e) = served {
+        log!("mcp_fixture: serve failed: {e}");
+    }
+    std::process::exit(1)
+}
+
+/// The runtime `builder` makes, or exit 1 saying why (`who` names the mode in the log).
+fn runtime_or_exit(mut builder: tokio::runtime::Builder, who: &str) -> tokio::runtime::Runtime {
+    match builder.enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            log!("{who}: no runtime: {e}");
+            std::process::exit(1);
         }
     }
 }
@@ -286,19 +325,6 @@ fn never_answers() -> ! {
     sleep_forever()
 }
 
-/// The stderr flood: `flood line NNNNNNNN\n` lines until at least `bytes`, then
-/// `END-OF-FLOOD\n`. The test rebuilds the same bytes to check what the ring kept.
-fn flood_bytes(bytes: usize) -> Vec<u8> {
-    let mut out = Vec::with_capacity(bytes + 64);
-    let mut i = 0u64;
-    while out.len() < bytes {
-        out.extend_from_slice(format!("flood line {i:08}\n").as_bytes());
-        i += 1;
-    }
-    out.extend_from_slice(b"END-OF-FLOOD\n");
-    out
-}
-
 fn flood_stderr(bytes: usize) {
     // One blocking write of several MiB: it only completes if the parent keeps reading.
     let flood = flood_bytes(bytes);
@@ -310,16 +336,7 @@ fn flood_stderr(bytes: usize) {
 /// A host process: starts a server through oxmcp, checks it answers, reports its pid and
 /// blocks until killed. The test kills this host and expects the server to die with it.
 fn host(server_mode: &str) -> ! {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            log!("host: no runtime: {e}");
-            std::process::exit(1);
-        }
-    };
+    let runtime = runtime_or_exit(tokio::runtime::Builder::new_multi_thread(), "host");
     let started = runtime.block_on(async {
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
         let mut command = ChildCommand::new(exe).arg(server_mode);

@@ -3,15 +3,22 @@
 //! server with hand-written (and malformed) messages, and the paths of example binaries.
 #![allow(dead_code)]
 
+pub mod cli;
+pub mod concurrent;
 pub mod host;
+pub mod http_harness;
 pub mod peers;
 pub mod schema;
+
+mod examples;
+// Not every suite starts an example; those that do find it here.
+#[allow(unused_imports)]
+pub use examples::example_bin;
 
 #[path = "../../../examples/rust/conformance/fixture.rs"]
 pub mod fixture;
 
 use std::{
-    path::PathBuf,
     sync::{Arc, Mutex},
     time::Duration,
 };
@@ -21,7 +28,7 @@ use oxmcp::{
     protocol::{CallToolResult, ContentBlock, Tool},
     server::{Server, ToolError},
     session::Session,
-    transport::{Inbound, Link, OutFrame, Outbound, Route, Transport, memory, tap::tap},
+    transport::{HttpFrame, Inbound, Link, OutFrame, Outbound, Route, Transport, memory, tap::tap},
 };
 pub use schema::{Side, Wire};
 use serde_json::{Value, json};
@@ -91,6 +98,17 @@ pub fn test_server(probe: &Probe) -> Server {
     test_server_with(
         Server::builder("test-server", "1.0.0").instructions("test instructions"),
         probe,
+    )
+}
+
+/// The test tools on a server named `name` that speaks only the revisions `versions`.
+pub fn test_server_speaking(
+    name: &str,
+    versions: impl IntoIterator<Item = oxmcp::ProtocolVersion>,
+) -> Server {
+    test_server_with(
+        Server::builder(name, "1").protocol_versions(versions),
+        &Probe::default(),
     )
 }
 
@@ -281,6 +299,15 @@ pub struct Pair {
 }
 
 impl Pair {
+    /// Calls the tool `name` with `args` and returns its result, which may be a tool error;
+    /// a failed request (JSON-RPC error, closed transport) fails the test.
+    pub async fn call(&self, name: &str, args: Value) -> CallToolResult {
+        self.client
+            .call_tool(name, args)
+            .await
+            .unwrap_or_else(|e| panic!("calling `{name}`: {e}"))
+    }
+
     /// Closes the client, waits for the server side, and validates the wire.
     pub async fn finish(self) {
         self.client.close().await;
@@ -294,6 +321,31 @@ impl Pair {
 /// Connects `options` to `server` over an in-memory duplex.
 pub async fn pair(server: &Server, options: ClientOptions) -> Pair {
     try_pair(server, options).await.expect("client connects")
+}
+
+/// The test server with a fresh probe, and a client connected to it with `options`: where
+/// most protocol tests start. The server is returned to be kept (and added to) by the test.
+pub async fn test_pair(options: ClientOptions) -> (Probe, Server, Pair) {
+    let probe = Probe::default();
+    let server = test_server(&probe);
+    let pair = pair(&server, options).await;
+    (probe, server, pair)
+}
+
+/// The conformance fixture server, and a client connected to it with `options`.
+pub async fn fixture_pair(options: ClientOptions) -> (Server, Pair) {
+    let server = fixture_server();
+    let pair = pair(&server, options).await;
+    (server, pair)
+}
+
+/// The test server with a fresh probe, and a [`RawPeer`] connected to it (not yet
+/// initialized) with the server's session.
+pub fn test_peer() -> (Probe, Server, RawPeer, Session) {
+    let probe = Probe::default();
+    let server = test_server(&probe);
+    let (peer, session) = RawPeer::connect(&server);
+    (probe, server, peer, session)
 }
 
 /// Like [`pair`], returning the connect error.
@@ -313,6 +365,31 @@ pub async fn try_pair(
         }),
         Err(e) => Err((e, wire)),
     }
+}
+
+/// Calls the test tool `echo` and checks the text comes back.
+pub async fn assert_echo(client: &Client, text: &str) {
+    let r = client
+        .call_tool("echo", json!({ "text": text }))
+        .await
+        .expect("echo");
+    assert_eq!(r.text_content(), text);
+}
+
+/// Calls `tool` in a task of its own, cancellable with the returned token.
+pub fn cancellable_call(
+    client: &Client,
+    tool: &'static str,
+    args: Value,
+) -> (
+    tokio_util::sync::CancellationToken,
+    tokio::task::JoinHandle<oxmcp::Result<CallToolResult>>,
+) {
+    let token = tokio_util::sync::CancellationToken::new();
+    let options = oxmcp::session::RequestOptions::default().cancel_with(token.clone());
+    let client = client.clone();
+    let call = tokio::spawn(async move { client.call_tool_with(tool, args, options).await });
+    (token, call)
 }
 
 /// Client options for a test.
@@ -474,7 +551,9 @@ impl RawPeer {
                 .await
                 .ok()??;
             match item {
-                Inbound::Frame(bytes) | Inbound::FrameWithHeaders(bytes, _) => {
+                Inbound::Frame(bytes)
+                | Inbound::FrameWithHeaders(HttpFrame { bytes, .. })
+                | Inbound::Message(bytes) => {
                     self.wire.record(Side::Server, &bytes);
                     return Some(serde_json::from_slice(&bytes).expect("server sends valid JSON"));
                 }
@@ -513,6 +592,11 @@ impl RawPeer {
         self.response().await
     }
 
+    /// Sends a stateless-era (2026-07-28) request: `params` with the [`stateless_meta`].
+    pub async fn stateless_request(&mut self, id: Value, method: &str, params: Value) -> Value {
+        self.request(id, method, with_meta(params)).await
+    }
+
     /// Handshake-era initialize + initialized with `version`; returns the result.
     pub async fn initialize(&mut self, version: &str) -> Value {
         let r = self
@@ -533,6 +617,28 @@ impl RawPeer {
     }
 }
 
+/// `params` with the stateless `_meta` a 2026-07-28 request carries.
+pub fn with_meta(mut params: Value) -> Value {
+    params["_meta"] = stateless_meta();
+    params
+}
+
+/// The stateless `_meta` with its `io.modelcontextprotocol/<field>` set to `value` (another
+/// revision, other client capabilities).
+pub fn stateless_meta_with(field: &str, value: Value) -> Value {
+    let mut meta = stateless_meta();
+    meta[format!("io.modelcontextprotocol/{field}")] = value;
+    meta
+}
+
+/// Checks a stateless-era response completed with the default cache hints: private to
+/// this client, stale at once.
+pub fn assert_complete_uncached(response: &Value) {
+    assert_eq!(response["result"]["resultType"], "complete", "{response}");
+    assert_eq!(response["result"]["ttlMs"], 0, "{response}");
+    assert_eq!(response["result"]["cacheScope"], "private", "{response}");
+}
+
 /// The stateless `_meta` a 2026-07-28 request carries.
 pub fn stateless_meta() -> Value {
     json!({
@@ -540,21 +646,4 @@ pub fn stateless_meta() -> Value {
         "io.modelcontextprotocol/clientCapabilities": {},
         "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"}
     })
-}
-
-/// The path of an example binary built alongside the tests (`cargo test` builds examples).
-pub fn example_bin(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    // target/<profile>/deps/<test> → target/<profile>/examples/<name>
-    let path = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .map(|p| p.join("examples").join(name))
-        .expect("target dir");
-    assert!(
-        path.exists(),
-        "{} not built; run the tests through cargo (it builds examples)",
-        path.display()
-    );
-    path
 }

@@ -1,6 +1,6 @@
 //! The official SDKs as test peers: where `make interop-deps` installed them, and client
-//! handlers that record what a peer server asked. Shared by every interop suite (the HTTP ones
-//! include this file on its own, next to `schema.rs`).
+//! handlers that record what a peer server asked. Used by the interop suite
+//! (`core/tests/interop`) and by `scale_out_interop`.
 
 use std::{
     path::{Path, PathBuf},
@@ -19,61 +19,72 @@ use serde_json::{Value, json};
 
 const PYTHON_VAR: &str = "OXMCP_INTEROP_PYTHON";
 const NODE_DIR_VAR: &str = "OXMCP_INTEROP_NODE_DIR";
+const WS_PYTHON_VAR: &str = "OXMCP_INTEROP_WS_PYTHON";
 
 /// Whether a missing peer fails the test (`make test`) instead of skipping it.
 fn required() -> bool {
     std::env::var("OXMCP_REQUIRE_INTEROP").is_ok_and(|v| v == "1")
 }
 
-/// The interop venv's Python; `None` (the test is skipped) when it is not set up and not
-/// required.
-pub fn venv_python() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os(PYTHON_VAR).filter(|p| !p.is_empty()) {
+/// A peer's path from `var`, checked by `installed` (which names the file that must exist);
+/// `None` (the test is skipped, and says how to set the peer up) when the variable is unset
+/// and the peer not required.
+fn peer_path(var: &str, hint: &str, installed: impl Fn(&Path) -> PathBuf) -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os(var).filter(|p| !p.is_empty()) {
         let path = PathBuf::from(path);
+        let file = installed(&path);
         assert!(
-            path.is_file(),
-            "{PYTHON_VAR}={} does not exist; run `make interop-deps`",
-            path.display()
+            file.is_file(),
+            "{} is missing ({var}); run `make interop-deps`",
+            file.display()
         );
         return Some(path);
     }
     if required() {
         panic!(
-            "{PYTHON_VAR} is not set but OXMCP_REQUIRE_INTEROP=1: run `make interop-deps` \
+            "{var} is not set but OXMCP_REQUIRE_INTEROP=1: run `make interop-deps` \
              (`make test` and `make interop-test` do it and export the variable)"
         );
     }
     eprintln!(
-        "skipped: {PYTHON_VAR} is not set (run `make interop-test`, or `make interop-deps` \
-         and, from the repository root, export \
-         {PYTHON_VAR}=$PWD/target/test-tools/interop-venv/bin/python)"
+        "skipped: {var} is not set (run `make interop-test`, or `make interop-deps` \
+         and, from the repository root, export {var}={hint})"
     );
     None
 }
 
+/// The interop venv's Python; `None` (the test is skipped) when it is not set up and not
+/// required.
+pub fn venv_python() -> Option<PathBuf> {
+    peer_path(
+        PYTHON_VAR,
+        "$PWD/target/test-tools/interop-venv/bin/python",
+        Path::to_path_buf,
+    )
+}
+
 /// The folder with the TypeScript SDK installed (`tests/interop/node`); `None` as above.
 pub fn node_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os(NODE_DIR_VAR).filter(|p| !p.is_empty()) {
-        let dir = PathBuf::from(dir);
-        let sdk = dir.join("node_modules/@modelcontextprotocol/sdk/package.json");
-        assert!(
-            sdk.is_file(),
-            "{} is missing; run `make interop-deps`",
-            sdk.display()
-        );
-        return Some(dir);
-    }
-    if required() {
-        panic!(
-            "{NODE_DIR_VAR} is not set but OXMCP_REQUIRE_INTEROP=1: run `make interop-deps` \
-             (`make test` and `make interop-test` do it and export the variable)"
-        );
-    }
-    eprintln!(
-        "skipped: {NODE_DIR_VAR} is not set (run `make interop-test`, or `make interop-deps` \
-         and, from the repository root, export {NODE_DIR_VAR}=$PWD/tests/interop/node)"
-    );
-    None
+    peer_path(NODE_DIR_VAR, "$PWD/tests/interop/node", |dir| {
+        dir.join("node_modules/@modelcontextprotocol/sdk/package.json")
+    })
+}
+
+/// The Python of the venv with the SDK 1.x and its WebSocket transport
+/// (`tests/interop/python-ws/requirements.txt`); `None` as above.
+pub fn ws_venv_python() -> Option<PathBuf> {
+    peer_path(
+        WS_PYTHON_VAR,
+        "$PWD/target/test-tools/interop-ws-venv/bin/python",
+        Path::to_path_buf,
+    )
+}
+
+/// A file of `tests/interop/python-ws/`.
+pub fn python_ws_script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/interop/python-ws")
+        .join(name)
 }
 
 /// A file of `tests/interop/python/`.

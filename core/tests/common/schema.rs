@@ -94,6 +94,14 @@ impl Wire {
             .collect()
     }
 
+    /// The messages `side` sent with this `method` (requests or notifications), in order.
+    pub fn sent_with_method(&self, side: Side, method: &str) -> Vec<Value> {
+        self.sent_by(side)
+            .into_iter()
+            .filter(|m| m["method"] == method)
+            .collect()
+    }
+
     /// Validates every checked message; panics listing every failure.
     pub fn assert_valid(&self) {
         let frames = self.frames.lock().unwrap().clone();
@@ -189,23 +197,22 @@ enum Check {
     Response(Option<String>),
 }
 
+/// A request or notification (`kind`) against its method's definition and the JSON-RPC
+/// envelope of its kind.
+fn check_method(schema: &Schema, msg: &Value, method: &str, kind: &str) -> Result<(), String> {
+    let def = schema.def_for_method(method, kind).ok_or(format!(
+        "no {} definition for `{method}`",
+        kind.to_lowercase()
+    ))?;
+    schema.validate(&def, msg)?;
+    schema.validate(&format!("JSONRPC{kind}"), msg)
+}
+
 fn check(rev: ProtocolVersion, what: &Check, msg: &Value) -> Result<(), String> {
     let schema = Schema::get(rev);
     match what {
-        Check::Request(method) => {
-            let def = schema
-                .def_for_method(method, "Request")
-                .ok_or(format!("no request definition for `{method}`"))?;
-            schema.validate(&def, msg)?;
-            schema.validate("JSONRPCRequest", msg)
-        }
-        Check::Notification(method) => {
-            let def = schema
-                .def_for_method(method, "Notification")
-                .ok_or(format!("no notification definition for `{method}`"))?;
-            schema.validate(&def, msg)?;
-            schema.validate("JSONRPCNotification", msg)
-        }
+        Check::Request(method) => check_method(schema, msg, method, "Request"),
+        Check::Notification(method) => check_method(schema, msg, method, "Notification"),
         Check::Response(method) => {
             if msg.get("error").is_some() {
                 if schema.has("JSONRPCErrorResponse") {

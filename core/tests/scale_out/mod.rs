@@ -8,9 +8,11 @@
 //! address lands exactly there (the tests that need "on A … through C" use those).
 #![allow(dead_code)]
 
+#[path = "../common/examples.rs"]
+mod examples;
+
 use std::{
     net::SocketAddr,
-    path::PathBuf,
     process::Stdio,
     sync::{Arc, Mutex},
     time::{Duration, Instant},
@@ -22,6 +24,9 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
+
+#[allow(unused_imports)]
+pub use self::examples::example_bin;
 use tokio::{
     io::{AsyncBufReadExt, BufReader},
     net::TcpStream,
@@ -30,22 +35,6 @@ use tokio::{
 
 pub const STATE_KEY: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 pub const OTHER_KEY: &str = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
-
-/// The path of an example binary built alongside the tests (`cargo test` builds examples).
-pub fn example_bin(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let path = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .map(|p| p.join("examples").join(name))
-        .expect("target dir");
-    assert!(
-        path.exists(),
-        "{} not built; run the tests through cargo with --features redis",
-        path.display()
-    );
-    path
-}
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

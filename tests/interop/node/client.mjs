@@ -6,7 +6,7 @@
 // The SDK client always opens with `initialize` at its newest revision (2025-11-25). Every
 // frame is recorded on its way in and out, so the checks below look at the wire as well as at
 // the SDK's parsed results. The script exits non-zero with a MISMATCH line on stderr at the
-// first difference; core/tests/interop_typescript.rs runs it.
+// first difference; core/tests/interop runs it.
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -14,6 +14,8 @@ import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
+
+import { RecordingTransport, ok, onlyText, runChecks } from "./checks.mjs";
 
 // The SDK release these tests pin (package.json).
 const PINNED_SDK = "1.32.2";
@@ -44,54 +46,6 @@ const OSLO = {
   wind_kmh: 12,
 };
 const OSLO_TEXT = "Oslo: 4.0 °C, light snow, humidity 86%, wind 12 km/h";
-
-/** Wraps a transport and keeps every JSON-RPC message that crosses it. */
-class RecordingTransport {
-  constructor(inner) {
-    this.inner = inner;
-    this.sent = [];
-    this.received = [];
-    // The Client installs its callbacks on us after construction; look them up per call.
-    inner.onmessage = (message, extra) => {
-      this.received.push(message);
-      this.onmessage?.(message, extra);
-    };
-    inner.onclose = () => this.onclose?.();
-    inner.onerror = (error) => this.onerror?.(error);
-  }
-
-  async start() {
-    await this.inner.start();
-  }
-
-  async send(message, options) {
-    this.sent.push(message);
-    await this.inner.send(message, options);
-  }
-
-  async close() {
-    await this.inner.close();
-  }
-
-  /** The response the server sent to our request with this method (the latest one). */
-  responseTo(method) {
-    const request = this.sent.findLast((m) => m.method === method && m.id !== undefined);
-    assert.ok(request, `no ${method} request was sent`);
-    const response = this.received.find((m) => m.id === request.id && m.method === undefined);
-    assert.ok(response, `no response to ${method} (id ${request.id})`);
-    return response;
-  }
-}
-
-function ok(step) {
-  console.log(`ok: ${step}`);
-}
-
-function onlyText(result, what) {
-  assert.equal(result.content.length, 1, `${what}: number of content blocks`);
-  assert.equal(result.content[0].type, "text", `${what}: content type`);
-  return result.content[0].text;
-}
 
 async function toolError(client, args, what) {
   const result = await client.callTool({ name: "get_weather", arguments: args });
@@ -193,13 +147,4 @@ if (process.argv.length < 3) {
   console.error("usage: node client.mjs SERVER_COMMAND [ARG...]");
   process.exit(2);
 }
-try {
-  await run(process.argv[2], process.argv.slice(3));
-  console.log("all checks passed");
-} catch (error) {
-  console.error(`MISMATCH: ${error.message}`);
-  if (!(error instanceof assert.AssertionError)) {
-    console.error(error.stack);
-  }
-  process.exit(1);
-}
+await runChecks(() => run(process.argv[2], process.argv.slice(3)));

@@ -1,7 +1,7 @@
 // The whole MCP feature surface served by the official TypeScript SDK
 // (@modelcontextprotocol/sdk 1.x `McpServer`), over stdio.
 //
-// core/tests/interop_typescript_features.rs starts this script and drives it with oxmcp's
+// core/tests/interop starts this script and drives it with oxmcp's
 // client. The SDK speaks the handshake era only (up to 2025-11-25), so every question the
 // server asks the client is a server-to-client request. It serves:
 //
@@ -18,8 +18,6 @@
 //   `ask_with_defaults` (elicitInput; the SDK validates the answer against the schema) and
 //   `list_client_roots` (listRoots). Each echoes what the client answered.
 
-import { readFileSync } from "node:fs";
-
 import { completable } from "@modelcontextprotocol/sdk/server/completable.js";
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -29,12 +27,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 
-const sdkPackage = JSON.parse(
-  readFileSync(
-    new URL("./node_modules/@modelcontextprotocol/sdk/package.json", import.meta.url),
-    "utf8",
-  ),
-);
+import { CONTACT_SCHEMA, SDK_VERSION, text } from "./servers.mjs";
 
 // A 1x1 red PNG.
 const PNG =
@@ -43,14 +36,12 @@ const NAMES = ["Ada", "Alan", "Alonzo", "Grace"];
 const IDS = ["1", "2", "3", "42", "123"];
 
 const server = new McpServer(
-  { name: "typescript-features", version: `sdk-${sdkPackage.version}` },
+  { name: "typescript-features", version: SDK_VERSION },
   {
     instructions: "Feature server for oxmcp interop.",
     capabilities: { logging: {}, resources: { subscribe: true } },
   },
 );
-
-const text = (value) => ({ content: [{ type: "text", text: value }] });
 
 // --- Resources ------------------------------------------------------------------------------
 
@@ -214,15 +205,6 @@ server.registerTool(
     );
   },
 );
-
-const CONTACT_SCHEMA = {
-  type: "object",
-  properties: {
-    username: { type: "string", description: "Your user name" },
-    email: { type: "string", description: "Your email address" },
-  },
-  required: ["username", "email"],
-};
 
 server.registerTool(
   "ask_user",

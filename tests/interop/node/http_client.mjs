@@ -17,21 +17,17 @@
 //
 // The expected texts are those of examples/rust/conformance/fixture.rs. The script exits
 // non-zero with a MISMATCH line on stderr at the first difference;
-// core/tests/interop_http_typescript.rs runs it.
+// core/tests/interop runs it.
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { setTimeout as sleep } from "node:timers/promises";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import {
-  CreateMessageRequestSchema,
-  ElicitRequestSchema,
-  LoggingMessageNotificationSchema,
-  McpError,
-} from "@modelcontextprotocol/sdk/types.js";
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
+
+import { Host, ok, onlyText, runChecks } from "./checks.mjs";
 
 const PINNED_SDK = "1.32.2";
 const KINDS = ["stateful", "stateless", "sse"];
@@ -76,66 +72,6 @@ class HttpLog {
 
   posts(rpc) {
     return this.exchanges.filter((e) => e.method === "POST" && e.rpc === rpc);
-  }
-}
-
-function ok(step) {
-  console.log(`ok: ${step}`);
-}
-
-function onlyText(result, what) {
-  assert.equal(result.content.length, 1, `${what}: number of content blocks`);
-  assert.equal(result.content[0].type, "text", `${what}: content type`);
-  return result.content[0].text;
-}
-
-/** The client application: what its handlers were asked and how they answer. */
-class Host {
-  constructor() {
-    this.asked = [];
-    this.logs = [];
-  }
-
-  install(client) {
-    client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
-      this.asked.push(["sampling", request.params]);
-      const content = request.params.messages[0].content;
-      return {
-        role: "assistant",
-        content: { type: "text", text: `echo: ${content.text}` },
-        model: "typescript-sdk-model",
-        stopReason: "endTurn",
-      };
-    });
-    client.setRequestHandler(ElicitRequestSchema, async (request) => {
-      this.asked.push(["elicitation", request.params]);
-      if (request.params.message.startsWith("decline")) {
-        return { action: "decline" };
-      }
-      if (request.params.message.startsWith("sloppy")) {
-        return { action: "accept", content: { username: 42, email: ["a"] } };
-      }
-      return { action: "accept", content: { username: "ada", email: "ada@example.com" } };
-    });
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
-      this.logs.push(notification.params);
-    });
-  }
-
-  async waitForLogs(count) {
-    // A guard against a hang, not a timed assertion.
-    for (let i = 0; i < 1000 && this.logs.length < count; i++) {
-      await sleep(10);
-    }
-    const logs = this.logs;
-    this.logs = [];
-    return logs;
-  }
-
-  takeAsked() {
-    const asked = this.asked;
-    this.asked = [];
-    return asked;
   }
 }
 
@@ -363,13 +299,4 @@ if (process.argv.length !== 4 || !KINDS.includes(process.argv[2])) {
   console.error(`usage: node http_client.mjs ${KINDS.join("|")} URL`);
   process.exit(2);
 }
-try {
-  await run(process.argv[2], process.argv[3]);
-  console.log("all checks passed");
-} catch (error) {
-  console.error(`MISMATCH: ${error.message}`);
-  if (!(error instanceof assert.AssertionError)) {
-    console.error(error.stack);
-  }
-  process.exit(1);
-}
+await runChecks(() => run(process.argv[2], process.argv[3]));

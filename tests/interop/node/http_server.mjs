@@ -18,10 +18,9 @@
 // elicitation), which echo what the client answered. Their questions go on the tool call's
 // response stream, or with JSON responses on the session's GET stream. The server prints
 // "listening on URL" on stdout once it listens (port 0, the default, lets the OS choose);
-// core/tests/interop_http_typescript.rs reads that line. It runs until killed.
+// core/tests/interop reads that line. It runs until killed.
 
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -30,25 +29,9 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 
+import { CONTACT_SCHEMA, SDK_VERSION, registerTools, text } from "./servers.mjs";
+
 const MODES = ["stateful", "stateless", "stateful-json", "stateless-json", "sse"];
-
-const sdkPackage = JSON.parse(
-  readFileSync(
-    new URL("./node_modules/@modelcontextprotocol/sdk/package.json", import.meta.url),
-    "utf8",
-  ),
-);
-
-const text = (t) => ({ content: [{ type: "text", text: t }] });
-
-const CONTACT_SCHEMA = {
-  type: "object",
-  properties: {
-    username: { type: "string", description: "Your user name" },
-    email: { type: "string", description: "Your email address" },
-  },
-  required: ["username", "email"],
-};
 
 // `related`: whether the server's questions travel on the tool call's own response stream.
 // A JSON-only transport has no such stream (the SDK drops what is sent there), so its
@@ -56,39 +39,11 @@ const CONTACT_SCHEMA = {
 function buildServer({ related = true } = {}) {
   const on = (extra) => (related ? { relatedRequestId: extra.requestId } : {});
   const server = new McpServer(
-    { name: "typescript-http", version: `sdk-${sdkPackage.version}` },
+    { name: "typescript-http", version: SDK_VERSION },
     { instructions: "HTTP test server for oxmcp interop.", capabilities: { logging: {} } },
   );
 
-  server.registerTool(
-    "greet",
-    { description: "Greet someone by name.", inputSchema: { name: z.string() } },
-    async ({ name }) => text(`Hello, ${name}!`),
-  );
-
-  server.registerTool(
-    "add",
-    {
-      description: "Add two integers.",
-      inputSchema: { a: z.number().int(), b: z.number().int() },
-      outputSchema: { sum: z.number().int() },
-    },
-    async ({ a, b }) => {
-      const out = { sum: a + b };
-      return { content: [{ type: "text", text: JSON.stringify(out) }], structuredContent: out };
-    },
-  );
-
-  server.registerTool(
-    "fail",
-    {
-      description: "Always fails, with the given reason.",
-      inputSchema: { reason: z.string().optional() },
-    },
-    async ({ reason }) => {
-      throw new Error(`tool failed: ${reason ?? "boom"}`);
-    },
-  );
+  registerTools(server);
 
   // Notifications related to the request travel on its own response stream (SSE), unless the
   // transport answers with JSON only, which has no room for them.

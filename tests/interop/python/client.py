@@ -6,19 +6,24 @@ MODE is the SDK client's own connect mode: "auto" (probe server/discover, fall b
 the initialize handshake), "legacy" (initialize only) or "2026-07-28" (adopt the
 stateless revision with no probe at all). The script checks everything it receives and
 exits non-zero with a MISMATCH line on stderr at the first difference;
-core/tests/interop_python.rs runs it.
+core/tests/interop runs it.
 """
 
 import sys
 from importlib.metadata import version
 from typing import Any
 
-import anyio
+from checks import (
+    PINNED_SDK,
+    Mismatch,
+    expect,
+    expect_eq,
+    ok,
+    only_text,
+    run_checks,
+)
 from mcp import Client, MCPError, StdioServerParameters
-from mcp_types import Implementation, TextContent
-
-# The SDK release these tests pin (tests/interop/python/requirements.txt).
-PINNED_SDK = "2.3.0"
+from mcp_types import Implementation
 
 # What each connect mode must end up on. Our server speaks every revision, so "auto"
 # must find the stateless one; "legacy" always offers the newest handshake revision.
@@ -55,32 +60,6 @@ OSLO = {
     "wind_kmh": 12,
 }
 OSLO_TEXT = "Oslo: 4.0 °C, light snow, humidity 86%, wind 12 km/h"
-
-
-class Mismatch(Exception):
-    """What the server sent differs from what the test expects."""
-
-
-def expect(condition: bool, what: str) -> None:
-    if not condition:
-        raise Mismatch(what)
-
-
-def expect_eq(actual: Any, expected: Any, what: str) -> None:
-    if actual != expected:
-        raise Mismatch(f"{what}: expected {expected!r}, got {actual!r}")
-
-
-def ok(step: str) -> None:
-    print(f"ok: {step}", flush=True)
-
-
-def only_text(result: Any, what: str) -> str:
-    """The single text block of a tool result."""
-    expect_eq(len(result.content), 1, f"{what}: number of content blocks")
-    block = result.content[0]
-    expect(isinstance(block, TextContent), f"{what}: content is {block!r}, not text")
-    return block.text
 
 
 async def tool_error(client: Client, arguments: dict[str, Any], what: str) -> str:
@@ -194,15 +173,6 @@ async def run(mode: str, command: list[str]) -> None:
         ok("unknown tool is JSON-RPC -32602")
 
 
-def mismatches(exc: BaseException) -> list[Mismatch]:
-    """The mismatches inside an exception (anyio task groups wrap them in groups)."""
-    if isinstance(exc, Mismatch):
-        return [exc]
-    if isinstance(exc, BaseExceptionGroup):
-        return [m for inner in exc.exceptions for m in mismatches(inner)]
-    return []
-
-
 def main() -> int:
     if len(sys.argv) < 3 or sys.argv[1] not in EXPECTED_VERSION:
         print(
@@ -210,17 +180,7 @@ def main() -> int:
             file=sys.stderr,
         )
         return 2
-    try:
-        anyio.run(run, sys.argv[1], sys.argv[2:])
-    except Exception as e:
-        found = mismatches(e)
-        if not found:
-            raise
-        for m in found:
-            print(f"MISMATCH: {m}", file=sys.stderr)
-        return 1
-    print("all checks passed", flush=True)
-    return 0
+    return run_checks(run, sys.argv[1], sys.argv[2:])
 
 
 if __name__ == "__main__":

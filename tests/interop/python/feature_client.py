@@ -15,7 +15,7 @@ the client fills in), each with a bad-input neighbour. Roots are not covered: th
 has no tool that asks the client for them.
 
 The script checks everything it receives and exits non-zero with a MISMATCH line on
-stderr at the first difference; core/tests/interop_python_features.rs runs it.
+stderr at the first difference; core/tests/interop runs it.
 """
 
 import json
@@ -26,6 +26,15 @@ from typing import Any
 
 import anyio
 import anyio.lowlevel
+from checks import (
+    PINNED_SDK,
+    Mismatch,
+    expect,
+    expect_eq,
+    ok,
+    only_text,
+    run_checks,
+)
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPDeprecationWarning
@@ -47,7 +56,6 @@ from mcp_types import (
 # Resources, logging/setLevel and sampling are deprecated in 2026-07-28 but still exercised.
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 
-PINNED_SDK = "2.3.0"
 EXPECTED_VERSION = {"auto": "2026-07-28", "legacy": "2025-11-25"}
 
 # From examples/rust/conformance/fixture.rs.
@@ -132,34 +140,9 @@ CONTACT_SCHEMA = {
 }
 
 
-class Mismatch(Exception):
-    """What the server sent differs from what the test expects."""
-
-
-def expect(condition: bool, what: str) -> None:
-    if not condition:
-        raise Mismatch(what)
-
-
-def expect_eq(actual: Any, expected: Any, what: str) -> None:
-    if actual != expected:
-        raise Mismatch(f"{what}: expected {expected!r}, got {actual!r}")
-
-
-def ok(step: str) -> None:
-    print(f"ok: {step}", flush=True)
-
-
 def wire(model: Any) -> Any:
     """A model as it was on the wire (the revision's extra members left out)."""
     return model.model_dump(by_alias=True, mode="json", exclude_none=True)
-
-
-def only_text(result: Any, what: str) -> str:
-    expect_eq(len(result.content), 1, f"{what}: number of content blocks")
-    block = result.content[0]
-    expect(isinstance(block, TextContent), f"{what}: content is {block!r}, not text")
-    return block.text
 
 
 async def expect_error(call: Any, code: int, message: str, what: str) -> MCPError:
@@ -696,32 +679,13 @@ async def run(mode: str, command: list[str]) -> None:
     await check_missing_capability(params, mode)
 
 
-def mismatches(exc: BaseException) -> list[Mismatch]:
-    """The mismatches inside an exception (anyio task groups wrap them in groups)."""
-    if isinstance(exc, Mismatch):
-        return [exc]
-    if isinstance(exc, BaseExceptionGroup):
-        return [m for inner in exc.exceptions for m in mismatches(inner)]
-    return []
-
-
 def main() -> int:
     if len(sys.argv) < 3 or sys.argv[1] not in EXPECTED_VERSION:
         print(
             f"usage: {sys.argv[0]} auto|legacy SERVER_COMMAND [ARG...]", file=sys.stderr
         )
         return 2
-    try:
-        anyio.run(run, sys.argv[1], sys.argv[2:])
-    except Exception as e:
-        found = mismatches(e)
-        if not found:
-            raise
-        for m in found:
-            print(f"MISMATCH: {m}", file=sys.stderr)
-        return 1
-    print("all checks passed", flush=True)
-    return 0
+    return run_checks(run, sys.argv[1], sys.argv[2:])
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The whole MCP feature surface served by the official Python SDK (`mcp` 2.x), on stdio.
 
-core/tests/interop_python_features.rs starts this script and drives it with oxmcp's
+core/tests/interop starts this script and drives it with oxmcp's
 client, in the stateless revision (2026-07-28) and in the handshake era. It serves:
 
 - resources: a text one, a binary one (a PNG, sent as a base64 blob), one clients may

@@ -16,7 +16,7 @@ carried it, which `MCP-Protocol-Version` each request declared, whether answers 
 or SSE. The MCP checks reuse feature_client.py's (logging, sampling, elicitation, each with a
 bad-input neighbour) and add tools, progress, stream resumption and the loss of a session
 (the server answers 404 once the session is deleted). The script exits non-zero with a
-MISMATCH line on stderr at the first difference; core/tests/interop_http_python.rs runs it.
+MISMATCH line on stderr at the first difference; core/tests/interop runs it.
 """
 
 import json
@@ -27,26 +27,19 @@ from importlib.metadata import version
 
 import anyio
 import httpx2
+from checks import PINNED_SDK, Mismatch, expect, expect_eq, ok, only_text, run_checks
+from feature_client import (
+    Host,
+    check_elicitation,
+    check_logging,
+    check_sampling,
+    expect_error,
+)
 from mcp import Client, MCPError
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types import Implementation
-
-from feature_client import (
-    PINNED_SDK,
-    Host,
-    Mismatch,
-    check_elicitation,
-    check_logging,
-    check_sampling,
-    expect,
-    expect_eq,
-    expect_error,
-    mismatches,
-    ok,
-    only_text,
-)
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 
@@ -366,17 +359,7 @@ def main() -> int:
             file=sys.stderr,
         )
         return 2
-    try:
-        anyio.run(run, sys.argv[1], sys.argv[2], sys.argv[3])
-    except Exception as e:
-        found = mismatches(e)
-        if not found:
-            raise
-        for m in found:
-            print(f"MISMATCH: {m}", file=sys.stderr)
-        return 1
-    print("all checks passed", flush=True)
-    return 0
+    return run_checks(run, sys.argv[1], sys.argv[2], sys.argv[3])
 
 
 if __name__ == "__main__":

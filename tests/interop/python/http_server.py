@@ -17,7 +17,7 @@ revision (2026-07-28) is served on its own by the SDK's modern entry point.
 
 The socket is bound before anything else (port 0, the default, lets the OS choose) and
 the script prints "listening on URL" on stdout once uvicorn serves it;
-core/tests/interop_http_python.rs reads that line. The server runs until killed.
+core/tests/interop reads that line. The server runs until killed.
 """
 
 import argparse

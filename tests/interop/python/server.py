@@ -1,6 +1,6 @@
 """An MCP server built with the official Python SDK (`mcp` 2.x `MCPServer`), on stdio.
 
-oxmcp's interop tests (core/tests/interop_python.rs) start this script as a child
+oxmcp's interop tests (core/tests/interop) start this script as a child
 process and drive it with oxmcp's client. The tools cover the shapes a client must
 handle: a plain text result, a structured result with an output schema, a tool that
 fails (isError), and argument validation done by the SDK itself.
