@@ -175,7 +175,19 @@ export interface AccessClaims {
 /** `(token) => claims`, or `null` for an unknown token; a throw also refuses it (401). */
 export type VerifyToken = (token: string) => AccessClaims | null | Promise<AccessClaims | null>;
 
-export interface HttpOptions {
+/** WebSocket settings, the same on both sides. */
+export interface WebSocketSettings {
+  /** Largest inbound message (default 16 MiB); a larger one closes the socket (1009). */
+  maxMessageBytes?: number;
+  /** How often to ping, in ms (default 20 000; 0: never). */
+  pingIntervalMs?: number;
+  /** How long past a ping the peer may stay silent, in ms (default 20 000). */
+  pingTimeoutMs?: number;
+}
+
+export interface HttpOptions extends WebSocketSettings {
+  /** Also accept WebSocket upgrades on `path` (with the WebSocket settings). */
+  websocket?: boolean;
   host?: string;
   port?: number;
   path?: string;
@@ -196,6 +208,23 @@ export interface HttpOptions {
   /** Scopes every token must carry (403 `insufficient_scope` otherwise). */
   requiredScopes?: string[];
   /** Published in the protected-resource metadata (default: `requiredScopes`). */
+  scopesSupported?: string[];
+  resourceName?: string;
+}
+
+export interface WebSocketOptions extends WebSocketSettings {
+  host?: string;
+  port?: number;
+  /** Default `/mcp`. */
+  path?: string;
+  allowedHosts?: string[];
+  allowedOrigins?: string[];
+  /** Bearer tokens checked on the upgrade request (401/403 with `WWW-Authenticate`). */
+  auth?: VerifyToken;
+  /** The MCP URL clients use (default, with a fixed `port`: `ws://HOST:PORT/PATH`). */
+  resource?: string;
+  authorizationServers?: string[];
+  requiredScopes?: string[];
   scopesSupported?: string[];
   resourceName?: string;
 }
@@ -222,6 +251,8 @@ export class Server {
   readonly sessionCount: number;
   runStdio(): Promise<void>;
   runHttp(options?: HttpOptions): Promise<{ url: string }>;
+  /** Resolves with the `ws://` URL once listening. */
+  runWebSocket(options?: WebSocketOptions): Promise<{ url: string }>;
   close(): Promise<void>;
 }
 
@@ -292,6 +323,15 @@ export interface HttpClientOptions extends ConnectOptions {
   auth?: OAuthOptions;
 }
 
+export interface WebSocketClientOptions extends ConnectOptions, WebSocketSettings {
+  /** Extra headers on the upgrade request (`Authorization`, say). */
+  headers?: Record<string, string>;
+  /** How long connecting may take, in ms (default 10 000). */
+  timeout?: number;
+  /** Aborting rejects with an `AbortError` and abandons the connect. */
+  signal?: AbortSignal;
+}
+
 export interface RequestOptions {
   signal?: AbortSignal;
   /** Milliseconds without an answer or progress (default 60 000). */
@@ -305,6 +345,7 @@ export class Client {
   private constructor();
   static stdio(command: string, args?: string[], options?: StdioOptions): Promise<Client>;
   static http(url: string | URL, options?: HttpClientOptions): Promise<Client>;
+  static websocket(url: string | URL, options?: WebSocketClientOptions): Promise<Client>;
   /** Settles when the connection ends (with the reason, if it failed). */
   readonly closed: Promise<string | undefined>;
   readonly protocolVersion: string;

@@ -1,5 +1,5 @@
 'use strict';
-// `Client`: connect to a server (a child process over stdio, or Streamable HTTP) and make
+// `Client`: connect to a server (a child process over stdio, Streamable HTTP or WebSocket) and make
 // requests under the TypeScript SDK's names. Results are plain objects with the wire's keys.
 
 const native = require('../native.cjs');
@@ -151,6 +151,32 @@ class Client {
     const [authJson, authorize] = clientAuth(auth);
     const withAuth = authJson === undefined ? json : JSON.stringify({ ...JSON.parse(json), auth: authJson });
     return new Client(await nativeCall(native.connectHttp(String(url), withAuth, ...callbacks, authorize)));
+  }
+
+  /**
+   * Connects to a WebSocket server (`ws://` or `wss://`). `timeout` (ms, default 10 s) bounds
+   * the connect; an aborted `signal` rejects with an `AbortError` and abandons it.
+   * @param {string | URL} url
+   * @param {object} [options] `{headers, timeout, signal, maxMessageBytes, pingIntervalMs, pingTimeoutMs, name, version, protocolVersion, logLevel, sampling, ...}`
+   */
+  static async websocket(url, options = {}) {
+    const { signal, ...rest } = options ?? {};
+    if (signal !== undefined && !(signal instanceof AbortSignal)) {
+      throw new TypeError('Client.websocket: `signal` must be an AbortSignal');
+    }
+    if (signal?.aborted) throw abortError(signal);
+    const cancellation = signal ? new native.Cancellation() : undefined;
+    const onAbort = () => cancellation.cancel();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const connecting = native.connectWebSocket(String(url), ...connectArgs(rest), cancellation);
+      return new Client(await connecting);
+    } catch (e) {
+      if (signal?.aborted) throw abortError(signal);
+      throw fromNative(e);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
   }
 
   /** The negotiated protocol revision. */

@@ -1,11 +1,11 @@
 'use strict';
 // `Server`: register tools, resources, prompts and completions at runtime, then serve stdio or
-// Streamable HTTP. Every call goes straight to the native core; this file only shapes
+// Streamable HTTP or WebSocket. Every call goes straight to the native core; this file only shapes
 // definitions into the wire's JSON and wraps handlers with the envelope shim.
 
 const native = require('../native.cjs');
 const { fromNative } = require('./errors.cjs');
-const { wrap } = require('./handlers.cjs');
+const { wrapHandler } = require('./handlers.cjs');
 const { toJsonSchema } = require('./schema.cjs');
 const { Context } = require('./context.cjs');
 const { serverAuth } = require('./auth.cjs');
@@ -39,7 +39,7 @@ function completions(complete, what) {
   }
   return Object.entries(complete).map(([name, fn]) => {
     needFunction(fn, `${what} complete.${name}`);
-    return [name, wrap((p, n) => fn(p.value, { arguments: p.context, ctx: new Context(n) }))];
+    return [name, wrapHandler((p, n) => fn(p.value, { arguments: p.context, ctx: new Context(n) }))];
   });
 }
 
@@ -97,7 +97,7 @@ class Server {
       icons: c.icons,
       _meta: c._meta,
     };
-    guard(() => this._native.addTool(JSON.stringify(def), wrap((args, n) => handler(args, new Context(n)))));
+    guard(() => this._native.addTool(JSON.stringify(def), wrapHandler((args, n) => handler(args, new Context(n)))));
     return this;
   }
 
@@ -114,7 +114,7 @@ class Server {
     if (typeof config === 'function') [config, handler] = [{}, config];
     needFunction(handler, `resource \`${uri}\``);
     const def = { name: uri, ...config, uri };
-    guard(() => this._native.addResource(JSON.stringify(def), wrap((p, n) => handler(p.uri, new Context(n)))));
+    guard(() => this._native.addResource(JSON.stringify(def), wrapHandler((p, n) => handler(p.uri, new Context(n)))));
     return this;
   }
 
@@ -136,7 +136,7 @@ class Server {
     guard(() =>
       this._native.addResourceTemplate(
         JSON.stringify(def),
-        wrap((p, n) => handler(p.uri, p.variables, new Context(n))),
+        wrapHandler((p, n) => handler(p.uri, p.variables, new Context(n))),
       ),
     );
     for (const [variable, fn] of done) {
@@ -155,7 +155,7 @@ class Server {
     const { complete, ...rest } = config ?? {};
     const done = completions(complete, `prompt \`${name}\``);
     const def = { ...rest, name };
-    guard(() => this._native.addPrompt(JSON.stringify(def), wrap((args, n) => handler(args, new Context(n)))));
+    guard(() => this._native.addPrompt(JSON.stringify(def), wrapHandler((args, n) => handler(args, new Context(n)))));
     for (const [argument, fn] of done) {
       guard(() => this._native.addPromptCompletion(name, argument, fn));
     }
@@ -203,8 +203,9 @@ class Server {
    *
    * `auth: async (token) => claims | null` protects the endpoint with OAuth bearer tokens
    * (with `authorizationServers`, `requiredScopes`, `resource`); `store: "redis://HOST:PORT/"`
-   * shares sessions with the other replicas using that Redis.
-   * @param {object} [options] `{host, port, path, stateless, jsonResponse, allowedHosts, allowedOrigins, sseRetryMs, store, auth, resource, authorizationServers, requiredScopes, scopesSupported, resourceName}`
+   * shares sessions with the other replicas using that Redis; `websocket: true` also accepts
+   * WebSocket upgrades on the same path (with `maxMessageBytes`, `pingIntervalMs`, `pingTimeoutMs`).
+   * @param {object} [options] `{host, port, path, stateless, jsonResponse, allowedHosts, allowedOrigins, sseRetryMs, store, websocket, maxMessageBytes, auth, resource, authorizationServers, requiredScopes, scopesSupported, resourceName}`
    */
   async runHttp(options = {}) {
     if (this._running) throw new TypeError('this server is already running');
@@ -220,7 +221,23 @@ class Server {
     return { url };
   }
 
-  /** Stops serving (HTTP listener, stdio session, listen streams). */
+  /**
+   * Serves MCP over WebSocket alone (one socket, one session) on 127.0.0.1 by default;
+   * resolves with `{url}` (`ws://…`) once listening. The process stays alive until `close()`.
+   * The security rules are `runHttp`'s: `allowedHosts`, `allowedOrigins`, `auth` (checked on
+   * the upgrade request). A message over `maxMessageBytes` (16 MiB) closes its socket.
+   * @param {object} [options] `{host, port, path, allowedHosts, allowedOrigins, maxMessageBytes, pingIntervalMs, pingTimeoutMs, auth, resource, authorizationServers, requiredScopes, scopesSupported, resourceName}`
+   */
+  async runWebSocket(options = {}) {
+    if (this._running) throw new TypeError('this server is already running');
+    const [plain, verify] = serverAuth(options ?? {});
+    const url = await guardAsync(this._native.serveWebSocket(JSON.stringify(plain), verify));
+    this._running = 'websocket';
+    this._alive = this._native.waitClosed();
+    return { url };
+  }
+
+  /** Stops serving (HTTP or WebSocket listener, stdio session, listen streams). */
   async close() {
     await this._native.close();
     this._running = null;

@@ -36,6 +36,12 @@ struct Bell(Mutex<usize>);
 
 impl Bell {
     fn ring(&self) {
+        if SETTLING.with(|s| s.get()) {
+            // On the JavaScript thread, while the promise reactions of a run are draining:
+            // `run_from_libuv` runs again when they are done, with no trip through libuv.
+            RUN_AGAIN.with(|r| r.set(true));
+            return;
+        }
         let tsfn = self.0.lock().unwrap_or_else(|e| e.into_inner());
         if *tsfn != 0 {
             // SAFETY: the function is alive while the slot holds it (cleared under this lock
@@ -68,7 +74,15 @@ thread_local! {
     static HOST: RefCell<Option<Rc<Host>>> = const { RefCell::new(None) };
     /// The env of the run in progress on this thread (null outside a run).
     static RUNNING_ENV: Cell<sys::napi_env> = const { Cell::new(ptr::null_mut()) };
+    /// Set while `run_from_libuv` closes its callback scope, which runs the promise reactions
+    /// the run queued: a wake they cause is noted in `RUN_AGAIN` instead of asking libuv.
+    static SETTLING: Cell<bool> = const { Cell::new(false) };
+    static RUN_AGAIN: Cell<bool> = const { Cell::new(false) };
 }
+
+/// How many runs one libuv callback makes for wakes its own promise reactions cause, before
+/// it leaves the rest to a regular request (so a chain of promises cannot starve I/O).
+const RERUNS_PER_CALLBACK: usize = 16;
 
 fn ok(status: sys::napi_status) -> bool {
     status == sys::Status::napi_ok
@@ -180,7 +194,30 @@ impl Host {
 
     /// [`Host::run`] from a libuv callback: inside a handle scope and a callback scope, so
     /// the promise reactions and `nextTick`s JavaScript queued run when it returns.
+    ///
+    /// An `async` handler's answer comes back through such a reaction: the handler's promise
+    /// settles while the scope closes, after the run that called it has ended. Its wake would
+    /// cost a trip through libuv (a threadsafe function's signal, another turn of the event
+    /// loop) before the answer is written; instead the wake is noted and this callback runs
+    /// again at once, up to [`RERUNS_PER_CALLBACK`] times.
     pub(crate) fn run_from_libuv<R>(&self, first: impl FnOnce() -> R) -> R {
+        let out = self.run_in_scope(first);
+        for _ in 0..RERUNS_PER_CALLBACK {
+            if !RUN_AGAIN.with(|r| r.replace(false)) {
+                return out;
+            }
+            self.run_in_scope(|| ());
+        }
+        if RUN_AGAIN.with(|r| r.replace(false)) {
+            // Enough for one callback: the next run goes through libuv like any other.
+            self.bell.ring();
+        }
+        out
+    }
+
+    /// One [`Host::run`] inside fresh scopes; a wake from the reactions that run as the
+    /// callback scope closes sets `RUN_AGAIN`.
+    fn run_in_scope<R>(&self, first: impl FnOnce() -> R) -> R {
         let env = self.env;
         let mut handles = ptr::null_mut();
         let mut scope = ptr::null_mut();
@@ -192,11 +229,13 @@ impl Host {
             sys::napi_open_callback_scope(env, resource, self.async_ctx, &mut scope);
         }
         let out = self.run(first);
+        let outer = SETTLING.with(|s| s.replace(true));
         // SAFETY: closing what was opened above, in reverse order.
         unsafe {
             sys::napi_close_callback_scope(env, scope);
             sys::napi_close_handle_scope(env, handles);
         }
+        SETTLING.with(|s| s.set(outer));
         out
     }
 

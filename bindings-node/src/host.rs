@@ -14,7 +14,7 @@ use oxmcp::{
     host::{AgentOptions, Config, Host, HostOptions, Model, ModelRequest, agent::ModelFuture},
     schema::{NameMap, NameRules, Namespace},
 };
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::{
@@ -171,27 +171,13 @@ impl NativeHost {
     /// The connected servers' resources: `{server: [Resource]}`.
     #[napi]
     pub async fn resources(&self) -> napi::Result<String> {
-        let lists: serde_json::Map<String, Value> = self
-            .inner
-            .resources()
-            .await
-            .into_iter()
-            .map(|(s, r)| (s, serde_json::to_value(&*r).unwrap_or(Value::Null)))
-            .collect();
-        json::text(&lists)
+        per_server(self.inner.resources().await)
     }
 
     /// The connected servers' prompts: `{server: [Prompt]}`.
     #[napi]
     pub async fn prompts(&self) -> napi::Result<String> {
-        let lists: serde_json::Map<String, Value> = self
-            .inner
-            .prompts()
-            .await
-            .into_iter()
-            .map(|(s, p)| (s, serde_json::to_value(&*p).unwrap_or(Value::Null)))
-            .collect();
-        json::text(&lists)
+        per_server(self.inner.prompts().await)
     }
 
     /// The tools in `provider`'s format, with the way back.
@@ -308,4 +294,13 @@ impl NativeHost {
     pub async fn close(&self) {
         self.inner.close().await;
     }
+}
+
+/// Per-server lists (`Host::resources`, `Host::prompts`) as one JSON object `{server: list}`.
+fn per_server<T: Serialize>(lists: Vec<(String, Arc<T>)>) -> napi::Result<String> {
+    let lists: serde_json::Map<String, Value> = lists
+        .into_iter()
+        .map(|(server, list)| (server, serde_json::to_value(&*list).unwrap_or(Value::Null)))
+        .collect();
+    json::text(&lists)
 }

@@ -10,12 +10,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { AuthError, Client, InvalidArgumentError, McpError, Server } from 'oxmcp';
+import { freePort } from './helpers.mjs';
 
 const text = (r) => r.content.map((c) => c.text).join('');
 const INIT = {
@@ -24,18 +24,6 @@ const INIT = {
   method: 'initialize',
   params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
 };
-
-/** A port free right now on loopback (the server binds it next; nothing else races here). */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** POSTs an initialize with `token` (or none). */
 function post(url, token) {

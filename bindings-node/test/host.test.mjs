@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
 import { Host, Server, Translation, ConfigError, ConnectionClosedError, InvalidArgumentError, SpawnError } from 'oxmcp';
+import { alive } from './helpers.mjs';
 
 const HERE = fileURLToPath(new URL('./', import.meta.url));
 const ROOT = process.env.OXMCP_ROOT ?? path.join(HERE, '../..');
@@ -42,15 +43,6 @@ const config = {
 };
 const configPath = path.join(work, 'mcp.json');
 writeFileSync(configPath, JSON.stringify(config));
-
-const alive = (pid) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 let host;
 

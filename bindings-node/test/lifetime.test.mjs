@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { gone } from './helpers.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const fixture = (name) => path.join(here, 'fixtures', name);
@@ -25,20 +26,6 @@ function run(args, { onStdout, capMs = 60_000 } = {}) {
       resolve({ code, signal, stdout, stderr, hung: signal === 'SIGKILL' });
     });
   });
-}
-
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function gone(pids) {
-  for (let i = 0; i < 200 && pids.some(alive); i++) await new Promise((r) => setTimeout(r, 50));
-  return pids.filter(alive);
 }
 
 test('a script that only registers handlers exits on its own', async () => {

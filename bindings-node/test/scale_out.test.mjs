@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import path from 'node:path';
 import { InvalidArgumentError, IoError, Server } from 'oxmcp';
+import { freePort } from './helpers.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const FIXTURE = path.join(here, 'conformance_server.mjs');
@@ -22,17 +23,6 @@ if (!haveRedis && process.env.OXMCP_REQUIRE_INTEROP === '1') {
   throw new Error('redis-server is not on PATH (make scale-out-deps installs it)');
 }
 const skip = haveRedis ? false : 'redis-server is not on PATH (make scale-out-deps installs it)';
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitForPort(port, child, what) {
   const deadline = Date.now() + 20_000;

@@ -10,24 +10,11 @@ import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { Client, ConnectionClosedError, InvalidArgumentError, RpcError } from 'oxmcp';
+import { gone } from './helpers.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const fixture = (name) => path.join(here, 'fixtures', name);
 const SERVER = fixture('stdio_server.mjs');
-
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function gone(pid) {
-  for (let i = 0; i < 200 && alive(pid); i++) await new Promise((r) => setTimeout(r, 50));
-  return !alive(pid);
-}
 
 /** The fixture server on raw pipes: send lines, read answers by id. */
 function rawServer(nodeArgs = []) {
@@ -126,6 +113,25 @@ test('a pipelined flood is answered in full, in order (input paused and resumed)
   assert.equal(code, 0, s.stderr());
 });
 
+test('odd promises from async handlers settle once, as the first outcome says', async () => {
+  const client = await Client.stdio(process.execPath, [SERVER]);
+  try {
+    const thenThrows = await client.callTool('then_throws', {});
+    assert.equal(thenThrows.isError, true);
+    assert.match(thenThrows.content[0].text, /then refused/);
+    assert.equal((await client.callTool('settles_twice', {})).content[0].text, 'first wins');
+    const circular = await client.callTool('async_circular', {});
+    assert.equal(circular.isError, true);
+    assert.match(circular.content[0].text, /cannot be sent as JSON/);
+    // The handle's bad-input neighbour: a value that is no live call is refused quietly.
+    assert.deepEqual(JSON.parse((await client.callTool('bad_settle', {})).content[0].text), [false, false, false, false]);
+    // And the session goes on.
+    assert.equal((await client.callTool('echo', { text: 'still here' })).content[0].text, 'still here');
+  } finally {
+    await client.close();
+  }
+});
+
 test('a context first used after its call ended still knows its request', async () => {
   const s = rawServer(['--expose-gc']);
   await initialize(s);
@@ -204,7 +210,7 @@ test('a child that dies mid-call fails the call with a typed error and is reaped
   // Later calls fail the same way instead of hanging.
   await assert.rejects(client.callTool('echo', { text: 'x' }), ConnectionClosedError);
   await client.close();
-  assert.ok(await gone(pid), 'the dead child was not reaped');
+  assert.deepEqual(await gone([pid]), [], 'the dead child was not reaped');
 });
 
 test('close releases the child, and a client script then exits on its own', async () => {
@@ -220,7 +226,7 @@ test('close releases the child, and a client script then exits on its own', asyn
   assert.equal(code, 0, err);
   const seen = JSON.parse(out);
   assert.deepEqual([seen.count, seen.last], [20, 'n19']);
-  assert.ok(await gone(seen.pid), 'the server child outlived close()');
+  assert.deepEqual(await gone([seen.pid]), [], 'the server child outlived close()');
 });
 
 test('a hosted server exits when its client hangs up, and on close() with stdin still open', async () => {

@@ -38,6 +38,14 @@ async function main(): Promise<void> {
   await stdio.close();
   await client.close();
   await server.close();
+  const ws = await server.runWebSocket({ port: 0, allowedOrigins: ['http://a.example'], maxMessageBytes: 1 << 20 });
+  const overWs = await Client.websocket(ws.url, { headers: { Authorization: 'Bearer t' }, timeout: 5000, signal: AbortSignal.timeout(10_000) });
+  await overWs.close();
+  await server.runHttp({ websocket: true, pingIntervalMs: 0 });
+  // @ts-expect-error the message cap is a number of bytes
+  await server.runWebSocket({ maxMessageBytes: '1MB' });
+  // @ts-expect-error signal is an AbortSignal
+  await Client.websocket(ws.url, { signal: true });
 }
 void main;
 

@@ -25,6 +25,7 @@ use oxmcp::{
     transport::{
         child::{ChildCommand, ChildTransport, EnvPolicy},
         http::HttpClientOptions,
+        ws::WsClientOptions,
     },
 };
 use pyo3::{prelude::*, types::PyTuple};
@@ -48,12 +49,25 @@ fn as_error(e: PyErr) -> ErrorObject {
     }
 }
 
-fn decode_answer<T: serde::de::DeserializeOwned>(
-    value: Value,
-    what: &str,
+/// Calls a client callback (sampling, elicitation, roots) with the request's params, if it
+/// has any, as its one argument, and decodes what it returns as the answer to send back.
+/// `result` names the returned value in a conversion error, `kind` the answer in a decoding
+/// one.
+async fn answer_with<T: serde::de::DeserializeOwned>(
+    callable: Callable,
+    result: &'static str,
+    kind: &'static str,
+    params: Option<Value>,
 ) -> Result<T, ErrorObject> {
-    serde_json::from_value(value)
-        .map_err(|e| ErrorObject::new(INTERNAL_ERROR, format!("invalid {what} answer: {e}")))
+    let out = callable
+        .call(result, move |py| match &params {
+            Some(params) => PyTuple::new(py, [convert::to_py(py, params)?]),
+            None => Ok(PyTuple::empty(py)),
+        })
+        .await
+        .map_err(as_error)?;
+    serde_json::from_value(out)
+        .map_err(|e| ErrorObject::new(INTERNAL_ERROR, format!("invalid {kind} answer: {e}")))
 }
 
 struct PySampling(Callable);
@@ -64,17 +78,13 @@ impl SamplingHandler for PySampling {
         params: CreateMessageRequestParams,
         _cancel: CancellationToken,
     ) -> BoxFuture<'static, Result<CreateMessageResult, ErrorObject>> {
-        let callable = self.0.clone();
-        Box::pin(async move {
-            let params = serde_json::to_value(params).unwrap_or(Value::Null);
-            let out = callable
-                .call("the sampling callback's result", move |py| {
-                    PyTuple::new(py, [convert::to_py(py, &params)?])
-                })
-                .await
-                .map_err(as_error)?;
-            decode_answer(out, "sampling")
-        })
+        let params = serde_json::to_value(params).unwrap_or(Value::Null);
+        Box::pin(answer_with(
+            self.0.clone(),
+            "the sampling callback's result",
+            "sampling",
+            Some(params),
+        ))
     }
 }
 
@@ -86,17 +96,13 @@ impl ElicitationHandler for PyElicitation {
         params: ElicitRequestParams,
         _cancel: CancellationToken,
     ) -> BoxFuture<'static, Result<ElicitResult, ErrorObject>> {
-        let callable = self.0.clone();
-        Box::pin(async move {
-            let params = serde_json::to_value(params).unwrap_or(Value::Null);
-            let out = callable
-                .call("the elicitation callback's result", move |py| {
-                    PyTuple::new(py, [convert::to_py(py, &params)?])
-                })
-                .await
-                .map_err(as_error)?;
-            decode_answer(out, "elicitation")
-        })
+        let params = serde_json::to_value(params).unwrap_or(Value::Null);
+        Box::pin(answer_with(
+            self.0.clone(),
+            "the elicitation callback's result",
+            "elicitation",
+            Some(params),
+        ))
     }
 }
 
@@ -107,14 +113,12 @@ impl RootsHandler for PyRoots {
         &self,
         _cancel: CancellationToken,
     ) -> BoxFuture<'static, Result<ListRootsResult, ErrorObject>> {
-        let callable = self.0.clone();
-        Box::pin(async move {
-            let out = callable
-                .call("the roots callback's result", |py| Ok(PyTuple::empty(py)))
-                .await
-                .map_err(as_error)?;
-            decode_answer(out, "roots")
-        })
+        Box::pin(answer_with(
+            self.0.clone(),
+            "the roots callback's result",
+            "roots",
+            None,
+        ))
     }
 }
 
@@ -217,6 +221,25 @@ fn seconds(s: f64) -> PyResult<Duration> {
     })
 }
 
+/// Header pairs from Python as a header map (a bad name or value is an invalid argument).
+fn header_map(headers: Option<Vec<(String, String)>>) -> PyResult<http::HeaderMap> {
+    let mut map = http::HeaderMap::new();
+    for (k, v) in headers.unwrap_or_default() {
+        let name = http::HeaderName::from_bytes(k.as_bytes()).map_err(|_| {
+            to_pyerr(oxmcp::Error::InvalidArgument(format!(
+                "invalid header name `{k}`"
+            )))
+        })?;
+        let value = http::HeaderValue::from_str(&v).map_err(|_| {
+            to_pyerr(oxmcp::Error::InvalidArgument(format!(
+                "invalid value for header `{k}`"
+            )))
+        })?;
+        map.insert(name, value);
+    }
+    Ok(map)
+}
+
 fn is_coroutine_function(py: Python<'_>, func: &Bound<'_, PyAny>) -> PyResult<bool> {
     py.import("inspect")?
         .call_method1("iscoroutinefunction", (func,))?
@@ -244,6 +267,21 @@ impl Drop for NativeClient {
 }
 
 impl NativeClient {
+    /// The Python object for a client that has just connected.
+    fn connected(
+        client: Client,
+        handle: LoopHandle,
+        default_timeout: Option<Duration>,
+        hosted: Option<Arc<Hosted>>,
+    ) -> Native<NativeClient> {
+        Native(NativeClient {
+            client,
+            handle,
+            default_timeout,
+            hosted,
+        })
+    }
+
     /// Runs `future` hosted when called on the client's own loop thread, else on tokio.
     fn spawn<'py, F, T>(&self, py: Python<'py>, future: F) -> PyResult<Bound<'py, PyAny>>
     where
@@ -320,12 +358,7 @@ impl NativeClient {
             let client = Client::connect_child(cmd, options)
                 .await
                 .map_err(ErrorMapper::from)?;
-            Ok(Native(NativeClient {
-                client,
-                handle,
-                default_timeout: timeout,
-                hosted: None,
-            }))
+            Ok(NativeClient::connected(client, handle, timeout, None))
         })
     }
 
@@ -346,29 +379,44 @@ impl NativeClient {
         if let Some(auth) = auth {
             http.auth = Some(crate::auth::oauth_client(py, auth, &handle)?);
         }
-        for (k, v) in headers.unwrap_or_default() {
-            let name = http::HeaderName::from_bytes(k.as_bytes()).map_err(|_| {
-                to_pyerr(oxmcp::Error::InvalidArgument(format!(
-                    "invalid header name `{k}`"
-                )))
-            })?;
-            let value = http::HeaderValue::from_str(&v).map_err(|_| {
-                to_pyerr(oxmcp::Error::InvalidArgument(format!(
-                    "invalid value for header `{k}`"
-                )))
-            })?;
-            http.headers.insert(name, value);
-        }
+        http.headers = header_map(headers)?;
         spawn_awaitable(py, async move {
             let client = Client::connect_http(&url, options, http)
                 .await
                 .map_err(ErrorMapper::from)?;
-            Ok(Native(NativeClient {
-                client,
-                handle,
-                default_timeout: timeout,
-                hosted: None,
-            }))
+            Ok(NativeClient::connected(client, handle, timeout, None))
+        })
+    }
+
+    /// Connects to a WebSocket server (`ws://` or `wss://`); `headers` go on the upgrade
+    /// request, `connect_timeout` (seconds) bounds TCP, TLS and the upgrade together.
+    #[staticmethod]
+    #[pyo3(signature = (url, headers, config, connect_timeout=None, max_message_bytes=None))]
+    fn connect_ws<'py>(
+        py: Python<'py>,
+        url: String,
+        headers: Option<Vec<(String, String)>>,
+        config: &Bound<'py, PyAny>,
+        connect_timeout: Option<f64>,
+        max_message_bytes: Option<usize>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let handle = LoopHandle::current(py)?;
+        let Config { options, timeout } = self::config(py, config, &handle)?;
+        let mut ws = WsClientOptions {
+            headers: header_map(headers)?,
+            ..WsClientOptions::default()
+        };
+        if let Some(t) = connect_timeout {
+            ws.connect_timeout = seconds(t)?;
+        }
+        if let Some(n) = max_message_bytes {
+            ws.websocket.max_message_bytes = n;
+        }
+        spawn_awaitable(py, async move {
+            let client = Client::connect_ws(&url, options, ws)
+                .await
+                .map_err(ErrorMapper::from)?;
+            Ok(NativeClient::connected(client, handle, timeout, None))
         })
     }
 
@@ -531,12 +579,7 @@ fn connect_hosted<'py>(
         options.spawner = Spawner::Host(on.host().clone());
         let client = Client::connect(child, options).await?;
         guard.0 = None;
-        Ok(Native(NativeClient {
-            client,
-            handle,
-            default_timeout: timeout,
-            hosted: Some(on),
-        }))
+        Ok(NativeClient::connected(client, handle, timeout, Some(on)))
     })
 }
 

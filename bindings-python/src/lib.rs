@@ -31,6 +31,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<server::NativeServer>()?;
     m.add_class::<server::NativeHttpServer>()?;
+    m.add_class::<server::NativeWsServer>()?;
     m.add_class::<context::NativeContext>()?;
     m.add_class::<client::NativeClient>()?;
     m.add_class::<host::NativeHost>()?;

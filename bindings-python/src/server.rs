@@ -19,7 +19,10 @@ use oxmcp::{
         ResourceResult, Server, ToolError, ToolHandler, ToolResult,
         coerce::{self, Shape},
     },
-    transport::http::{HttpServer, HttpServerOptions},
+    transport::{
+        http::{HttpServer, HttpServerOptions},
+        ws::{WsServer, WsServerOptions, WsSettings},
+    },
 };
 use pyo3::{prelude::*, types::PyTuple};
 use serde_json::Value;
@@ -393,6 +396,7 @@ impl NativeServer {
         host="127.0.0.1", port=0, path="/mcp", stateless=false, json_response=false,
         allowed_hosts=None, sse_retry_ms=None, store=None, auth=None, auth_is_async=false,
         resource=None, authorization_servers=None, required_scopes=None, resource_name=None,
+        allowed_origins=None, websocket=false, max_message_bytes=None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn serve_http<'py>(
@@ -412,46 +416,38 @@ impl NativeServer {
         authorization_servers: Option<Vec<String>>,
         required_scopes: Option<Vec<String>>,
         resource_name: Option<String>,
+        allowed_origins: Option<Vec<String>>,
+        websocket: bool,
+        max_message_bytes: Option<usize>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let invalid = |m: String| to_pyerr(oxmcp::Error::InvalidArgument(m));
-        let ip: std::net::IpAddr = host
-            .parse()
-            .map_err(|_| invalid(format!("host must be an IP address, got `{host}`")))?;
+        let bind = bind_addr(host, port)?;
         let mut options = HttpServerOptions {
-            bind: std::net::SocketAddr::new(ip, port),
+            bind,
             path: path.to_owned(),
             stateless,
             json_response,
             allowed_hosts,
+            allowed_origins,
+            websocket: websocket.then(|| ws_settings(max_message_bytes)),
             ..Default::default()
         };
         if let Some(ms) = sse_retry_ms {
             options.sse_retry = std::time::Duration::from_millis(ms);
         }
         if let Some(verify) = auth {
-            // The resource's URL is what tokens must name as their audience, so it has to be
-            // known before listening: given, or made from a fixed port.
-            let resource = match resource {
-                Some(r) => r,
-                None if port != 0 => {
-                    let authority = std::net::SocketAddr::new(ip, port);
-                    format!("http://{authority}{path}")
-                }
-                None => {
-                    return Err(invalid(
-                        "auth= needs resource= (the endpoint's public URL) or a fixed port".into(),
-                    ));
-                }
-            };
-            let server = crate::auth_resource::resource_server(
-                self.callable(verify, auth_is_async),
-                resource,
-                authorization_servers.unwrap_or_default(),
-                required_scopes.unwrap_or_default(),
-                resource_name,
-            )
-            .map_err(to_pyerr)?;
-            options.resource_server = Some(server);
+            options.resource_server = Some(self.resource_server(
+                verify,
+                auth_is_async,
+                ResourceArgs {
+                    scheme: "http",
+                    bind,
+                    path,
+                    resource,
+                    authorization_servers,
+                    required_scopes,
+                    resource_name,
+                },
+            )?);
         }
         self.slot.acquire(py)?;
         let server = self.server.clone();
@@ -478,6 +474,134 @@ impl NativeServer {
             self.slot.release();
         }
         awaitable
+    }
+
+    /// Starts a WebSocket-only server (`ws://HOST:PORT/PATH`) and resolves to it once it
+    /// listens. `auth` and the rest are those of `serve_http`, checked on the upgrade request.
+    #[pyo3(signature = (
+        host="127.0.0.1", port=0, path="/mcp", allowed_hosts=None, allowed_origins=None,
+        max_message_bytes=None, auth=None, auth_is_async=false, resource=None,
+        authorization_servers=None, required_scopes=None, resource_name=None,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn serve_ws<'py>(
+        &self,
+        py: Python<'py>,
+        host: &str,
+        port: u16,
+        path: &str,
+        allowed_hosts: Option<Vec<String>>,
+        allowed_origins: Option<Vec<String>>,
+        max_message_bytes: Option<usize>,
+        auth: Option<Py<PyAny>>,
+        auth_is_async: bool,
+        resource: Option<String>,
+        authorization_servers: Option<Vec<String>>,
+        required_scopes: Option<Vec<String>>,
+        resource_name: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let bind = bind_addr(host, port)?;
+        let mut options = WsServerOptions {
+            bind,
+            path: path.to_owned(),
+            allowed_hosts,
+            allowed_origins,
+            websocket: ws_settings(max_message_bytes),
+            ..Default::default()
+        };
+        if let Some(verify) = auth {
+            options.resource_server = Some(self.resource_server(
+                verify,
+                auth_is_async,
+                ResourceArgs {
+                    scheme: "ws",
+                    bind,
+                    path,
+                    resource,
+                    authorization_servers,
+                    required_scopes,
+                    resource_name,
+                },
+            )?);
+        }
+        self.slot.acquire(py)?;
+        let server = self.server.clone();
+        let slot = self.slot.clone();
+        let awaitable = spawn_awaitable(py, async move {
+            let release = Release(slot);
+            let ws = server.serve_ws(options).await.map_err(ErrorMapper::from)?;
+            Ok(Native(NativeWsServer {
+                url: ws.url(),
+                ws: Arc::new(ws),
+                release: std::sync::Mutex::new(Some(release)),
+            }))
+        });
+        if awaitable.is_err() {
+            self.slot.release();
+        }
+        awaitable
+    }
+}
+
+/// `host` (an IP address) and `port` as a socket address.
+fn bind_addr(host: &str, port: u16) -> PyResult<std::net::SocketAddr> {
+    let ip: std::net::IpAddr = host.parse().map_err(|_| {
+        to_pyerr(oxmcp::Error::InvalidArgument(format!(
+            "host must be an IP address, got `{host}`"
+        )))
+    })?;
+    Ok(std::net::SocketAddr::new(ip, port))
+}
+
+/// The core's WebSocket settings with the message cap, when given, replaced.
+fn ws_settings(max_message_bytes: Option<usize>) -> WsSettings {
+    let mut settings = WsSettings::default();
+    if let Some(n) = max_message_bytes {
+        settings.max_message_bytes = n;
+    }
+    settings
+}
+
+/// What makes an endpoint an OAuth resource server, besides the token verifier.
+struct ResourceArgs<'a> {
+    scheme: &'a str,
+    bind: std::net::SocketAddr,
+    path: &'a str,
+    resource: Option<String>,
+    authorization_servers: Option<Vec<String>>,
+    required_scopes: Option<Vec<String>>,
+    resource_name: Option<String>,
+}
+
+impl NativeServer {
+    /// The core's resource server around the Python token verifier `verify`.
+    fn resource_server(
+        &self,
+        verify: Py<PyAny>,
+        is_async: bool,
+        args: ResourceArgs<'_>,
+    ) -> PyResult<Arc<oxmcp::auth::ResourceServer>> {
+        // The resource's URL is what tokens must name as their audience, so it has to be
+        // known before listening: given, or made from a fixed port.
+        let resource = match args.resource {
+            Some(r) => r,
+            None if args.bind.port() != 0 => {
+                format!("{}://{}{}", args.scheme, args.bind, args.path)
+            }
+            None => {
+                return Err(to_pyerr(oxmcp::Error::InvalidArgument(
+                    "auth= needs resource= (the endpoint's public URL) or a fixed port".into(),
+                )));
+            }
+        };
+        crate::auth_resource::resource_server(
+            self.callable(verify, is_async),
+            resource,
+            args.authorization_servers.unwrap_or_default(),
+            args.required_scopes.unwrap_or_default(),
+            args.resource_name,
+        )
+        .map_err(to_pyerr)
     }
 }
 
@@ -527,6 +651,49 @@ impl NativeHttpServer {
             .take();
         spawn_awaitable(py, async move {
             http.shutdown().await;
+            drop(release);
+            Ok::<_, ErrorMapper>(Json(()))
+        })
+    }
+}
+
+/// A listening WebSocket server.
+#[pyclass(module = "oxmcp._native", name = "NativeWsServer", frozen)]
+pub struct NativeWsServer {
+    ws: Arc<WsServer>,
+    url: String,
+    release: std::sync::Mutex<Option<Release>>,
+}
+
+#[pymethods]
+impl NativeWsServer {
+    /// The endpoint, e.g. `ws://127.0.0.1:8000/mcp`.
+    #[getter]
+    fn url(&self) -> String {
+        self.url.clone()
+    }
+
+    /// The port listened on.
+    #[getter]
+    fn port(&self) -> u16 {
+        self.ws.local_addr().port()
+    }
+
+    /// How many sockets are open.
+    fn session_count(&self) -> usize {
+        self.ws.session_count()
+    }
+
+    /// Stops accepting and closes every socket.
+    fn shutdown<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let ws = self.ws.clone();
+        let release = self
+            .release
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        spawn_awaitable(py, async move {
+            ws.shutdown().await;
             drop(release);
             Ok::<_, ErrorMapper>(Json(()))
         })

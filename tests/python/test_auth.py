@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -15,6 +16,22 @@ from urllib.parse import parse_qs, urlsplit
 import oxmcp
 import pytest
 from oxmcp import OAuth
+
+
+@contextmanager
+def _serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[tuple[str, list[str]]]:
+    """Serves ``handler`` (a class with a ``seen`` list of the paths asked) on a loopback port
+    for the length of a ``with``: the MCP endpoint's URL and what was asked."""
+    seen: list[str] = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (handler,), {"seen": seen}))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/mcp", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
 
 
 class _Protected(BaseHTTPRequestHandler):
@@ -40,17 +57,8 @@ class _Protected(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def protected() -> Iterator[tuple[str, list[str]]]:
-    seen: list[str] = []
-    handler = type("Handler", (_Protected,), {"seen": seen})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/mcp", seen
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
+    with _serving(_Protected) as served:
+        yield served
 
 
 async def test_discovery_on_loopback_is_refused_without_a_fetch(
@@ -146,17 +154,8 @@ class _WithMetadata(_Protected):
 
 @pytest.fixture
 def with_metadata() -> Iterator[str]:
-    seen: list[str] = []
-    handler = type("Handler", (_WithMetadata,), {"seen": seen})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/mcp"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
+    with _serving(_WithMetadata) as (url, _):
+        yield url
 
 
 async def test_the_authorizer_gets_a_pkce_url_and_its_failure_is_an_auth_error(
@@ -276,17 +275,8 @@ class _FullFlow(_WithMetadata):
 
 @pytest.fixture
 def full_flow() -> Iterator[tuple[str, list[str]]]:
-    seen: list[str] = []
-    handler = type("Handler", (_FullFlow,), {"seen": seen})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/mcp", seen
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
+    with _serving(_FullFlow) as served:
+        yield served
 
 
 class DictStore:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import oxmcp
 import pytest
-from conftest import EVERYTHING, PY
+from conftest import EVERYTHING, PY, raw_initialize
 
 
 async def test_thousand_concurrent_calls(client: oxmcp.Client) -> None:
@@ -110,16 +110,7 @@ def test_print_goes_to_stderr_raw_stdio(tmp_path: Path) -> None:
     """Byte-level check: every stdout line is JSON-RPC; the prints are on stderr."""
     import json
 
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"},
-        },
-    }
+    init = raw_initialize()
     lines = [
         init,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
@@ -344,16 +335,7 @@ def test_hostile_stdio_input_does_not_stop_the_python_server() -> None:
     error (or drops it), and keeps serving the well-formed request after them."""
     import json
 
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"},
-        },
-    }
+    init = raw_initialize()
     call = {
         "jsonrpc": "2.0",
         "id": 3,

@@ -135,6 +135,11 @@ def _last_tool_text_openai(messages: list[dict[str, Any]]) -> str:
     return next(m["content"] for m in reversed(messages) if m.get("role") == "tool")
 
 
+def _openai_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    """One tool call in a scripted OpenAI assistant turn."""
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
 async def test_the_agent_loop_answers_the_seed_question_with_a_scripted_openai_model() -> None:
     seen_tools: list[Any] = []
 
@@ -145,19 +150,8 @@ async def test_the_agent_loop_answers_the_seed_question_with_a_scripted_openai_m
                 "role": "assistant",
                 "content": None,
                 "tool_calls": [
-                    {
-                        "id": "call_1",
-                        "type": "function",
-                        "function": {
-                            "name": "weather__get_weather",
-                            "arguments": '{"city": "Beijing"}',
-                        },
-                    },
-                    {
-                        "id": "call_2",
-                        "type": "function",
-                        "function": {"name": "everything__add", "arguments": '{"a": 2, "b": 3}'},
-                    },
+                    _openai_call("call_1", "weather__get_weather", '{"city": "Beijing"}'),
+                    _openai_call("call_2", "everything__add", '{"a": 2, "b": 3}'),
                 ],
             }
         return {"role": "assistant", "content": f"北京: {_last_tool_text_openai(messages[:-1])}"}
@@ -209,12 +203,8 @@ async def test_wrong_calls_become_error_results_and_the_step_limit_holds() -> No
         return {
             "role": "assistant",
             "tool_calls": [
-                {"id": "x", "type": "function", "function": {"name": "nope", "arguments": "{"}},
-                {
-                    "id": "y",
-                    "type": "function",
-                    "function": {"name": "weather__get_weather", "arguments": "not json"},
-                },
+                _openai_call("x", "nope", "{"),
+                _openai_call("y", "weather__get_weather", "not json"),
             ],
         }
 
@@ -280,25 +270,13 @@ async def test_npm_reference_servers_and_ours_from_one_config(tmp_path: Path) ->
             args = json.dumps({"path": str(target), "content": "北京: sunny"})
             return {
                 "role": "assistant",
-                "tool_calls": [
-                    {
-                        "id": "w",
-                        "type": "function",
-                        "function": {"name": "fs__write_file", "arguments": args},
-                    }
-                ],
+                "tool_calls": [_openai_call("w", "fs__write_file", args)],
             }
         if len(done) == 1:
             args = json.dumps({"path": str(target)})
             return {
                 "role": "assistant",
-                "tool_calls": [
-                    {
-                        "id": "r",
-                        "type": "function",
-                        "function": {"name": "fs__read_text_file", "arguments": args},
-                    }
-                ],
+                "tool_calls": [_openai_call("r", "fs__read_text_file", args)],
             }
         return {"role": "assistant", "content": f"read: {done[-1]['content']}"}
 

@@ -1,28 +1,30 @@
 """The official Python SDK (`mcp`, pinned in tests/interop/python/requirements.txt) as the
-peer, both directions, stdio and HTTP, both eras.
+peer: its client drives our Python servers, stdio and HTTP, both eras (our client against its
+servers is test_client_interop.py).
 
-- Its client drives our Python servers: the weather example through the SDK-client script the
-  Rust suite uses (tests/interop/python/client.py: schema, text, structuredContent, tool
-  errors, unknown tool), and the `everything` server feature by feature below.
-- Our client drives its servers: tests/interop/python/feature_server.py (stdio) and
-  http_server.py (Streamable HTTP).
+- The weather example, through the SDK-client script the Rust suite uses
+  (tests/interop/python/client.py: schema, text, structuredContent, tool errors, unknown tool),
+  also as uvx runs it from the wheel.
+- The `everything` server feature by feature: tools, resources, templates, subscriptions
+  (`resources/subscribe` in the handshake era, `subscriptions/listen` in 2026-07-28), prompts,
+  completion, logging, progress, sampling, elicitation and roots (requests to the client in the
+  handshake era, the core's multi round-trip rounds in 2026-07-28), and list_changed after a
+  runtime `add_tool`.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import oxmcp
+import anyio
 import pytest
-from conftest import EVERYTHING, PY, REPO, start_http
+from conftest import EVERYTHING, INTEROP, PY, REPO, sdk, sdk_client_callbacks, serving_http
 
-INTEROP = REPO / "tests" / "interop" / "python"
 WEATHER_SRC = REPO / "examples" / "python" / "weather-server" / "src"
 WEATHER_CMD = [
     PY,
@@ -47,13 +49,32 @@ def test_sdk_client_drives_python_weather_server(mode: str) -> None:
 # --- the SDK's client against our everything server ---------------------------------------
 
 
-def _sdk() -> Any:
-    from mcp.shared.exceptions import MCPDeprecationWarning
+async def _check_progress(client: Any) -> None:
+    seen: list[float] = []
 
-    warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
-    import mcp
+    async def progress(p: float, total: float | None, message: str | None) -> None:
+        seen.append(p)
 
-    return mcp
+    r = await client.call_tool("slow", {"seconds": 0.1}, progress_callback=progress)
+    assert r.content[0].text == "done"
+    assert seen[:3] == [0, 1, 2], seen
+
+
+async def _check_asks_back(client: Any) -> None:
+    """Our server asks (sampling, elicitation, roots); :func:`sdk_client_callbacks` answer."""
+    r = await client.call_tool("ask_model", {"prompt": "q"})
+    assert r.content[0].text == "model said: hi", r
+    r = await client.call_tool("ask_user", {})
+    assert r.content[0].text == "accept: {'name': 'Ada'}", r
+    r = await client.call_tool("roots", {})
+    assert r.content[0].text == "file:///r", r
+
+
+async def _check_logging(client: Any, logs: list[Any]) -> None:
+    """Handshake era: ``logging/setLevel``, then a tool's log reaches the client's callback."""
+    await client.set_logging_level("debug")
+    await client.call_tool("who", {})
+    assert any(getattr(m, "data", None) == "who was called" for m in logs), logs
 
 
 async def _drive_with_sdk(client: Any, modern: bool) -> None:
@@ -85,33 +106,12 @@ async def _drive_with_sdk(client: Any, modern: bool) -> None:
         PromptReference(type="ref/prompt", name="greeting"), {"name": "name", "value": "b"}
     )
     assert done.completion.values == ["bob"]
-    # progress
-    seen: list[float] = []
-
-    async def progress(p: float, total: float | None, message: str | None) -> None:
-        seen.append(p)
-
-    r = await client.call_tool("slow", {"seconds": 0.1}, progress_callback=progress)
-    assert r.content[0].text == "done"
-    assert seen[:3] == [0, 1, 2], seen
+    await _check_progress(client)
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_sdk_client_drives_everything_over_stdio(mode: str) -> None:
-    mcp = _sdk()
-    from mcp_types import CreateMessageResult, ElicitResult, ListRootsResult, Root, TextContent
-
-    async def sampling(ctx: Any, params: Any) -> Any:
-        return CreateMessageResult(
-            role="assistant", content=TextContent(type="text", text="hi"), model="m"
-        )
-
-    async def elicitation(ctx: Any, params: Any) -> Any:
-        return ElicitResult(action="accept", content={"name": "Ada"})
-
-    async def roots(ctx: Any) -> Any:
-        return ListRootsResult(roots=[Root(uri="file:///r")])
-
+    mcp = sdk()
     logs: list[Any] = []
 
     async def logging_cb(params: Any) -> None:
@@ -121,135 +121,126 @@ async def test_sdk_client_drives_everything_over_stdio(mode: str) -> None:
     async with mcp.Client(
         params,
         mode=mode,
-        sampling_callback=sampling,
-        elicitation_callback=elicitation,
-        list_roots_callback=roots,
         logging_callback=logging_cb,
+        **sdk_client_callbacks(),
     ) as client:
         modern = mode == "auto"
         assert client.protocol_version == ("2026-07-28" if modern else "2025-11-25")
         await _drive_with_sdk(client, modern)
-        r = await client.call_tool("ask_model", {"prompt": "q"})
-        assert r.content[0].text == "model said: hi", r
-        r = await client.call_tool("ask_user", {})
-        assert r.content[0].text == "accept: {'name': 'Ada'}", r
-        r = await client.call_tool("roots", {})
-        assert r.content[0].text == "file:///r", r
+        await _check_asks_back(client)
         if not modern:
-            await client.set_logging_level("debug")
-            await client.call_tool("who", {})
-            assert any(getattr(m, "data", None) == "who was called" for m in logs), logs
+            await _check_logging(client, logs)
 
 
 async def test_sdk_client_drives_everything_over_http() -> None:
-    mcp = _sdk()
+    mcp = sdk()
     from mcp.client.streamable_http import streamable_http_client
 
-    proc, url = start_http(EVERYTHING)
-    try:
+    with serving_http(EVERYTHING) as url:
         for mode in ("auto", "legacy"):
             async with mcp.Client(streamable_http_client(url), mode=mode) as client:
                 await _drive_with_sdk(client, mode == "auto")
-    finally:
-        proc.terminate()
-        proc.wait(10)
-        if proc.stderr:
-            proc.stderr.close()
 
 
-# --- our client against the SDK's servers --------------------------------------------------
+# --- the SDK's HTTP client against one everything server for the lot ----------------------
 
 
-@pytest.mark.parametrize("protocol_version", [None, "2025-11-25"])
-async def test_our_client_drives_sdk_feature_server(protocol_version: str | None) -> None:
-    def elicit(params: dict[str, Any]) -> dict[str, Any]:
-        return {"action": "accept", "content": {"username": "ada", "email": "a@example.com"}}
+@pytest.fixture(scope="module")
+def everything_url() -> Iterator[str]:
+    with serving_http(EVERYTHING) as url:
+        yield url
 
-    async def sample(params: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "role": "assistant",
-            "content": {"type": "text", "text": "forty-two"},
-            "model": "test-model",
-            "stopReason": "endTurn",
-        }
 
-    logs: list[dict[str, Any]] = []
-    async with oxmcp.Client.stdio(
-        PY,
-        [str(INTEROP / "feature_server.py")],
-        protocol_version=protocol_version,
-        log_level="debug",
-        sampling_callback=sample,
-        elicitation_callback=elicit,
-        list_roots_callback=lambda: [{"uri": "file:///work", "name": "work"}],
-        logging_callback=logs.append,
-    ) as c:
-        modern = protocol_version is None
-        assert c.protocol_version == ("2026-07-28" if modern else "2025-11-25")
-        resources = {r["name"] for r in (await c.list_resources())["resources"]}
-        assert {"static-text", "static-binary"} <= resources
-        text = await c.read_resource("test://static-text")
-        assert "text" in text["contents"][0]
-        templates = (await c.list_resource_templates())["resourceTemplates"]
-        assert templates[0]["uriTemplate"] == "test://template/{id}/data"
-        read = await c.read_resource("test://template/7/data")
-        assert "7" in read["contents"][0]["text"]
-        prompts = {p["name"] for p in (await c.list_prompts())["prompts"]}
-        assert {"simple_prompt", "greeting"} <= prompts
-        g = await c.get_prompt("greeting", {"name": "Ada"})
-        assert "Ada" in json.dumps(g["messages"])
-        done = await c.complete(
-            {"type": "ref/prompt", "name": "greeting"}, {"name": "name", "value": "A"}
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_sdk_http_client_asks_back_and_logs(everything_url: str, mode: str) -> None:
+    mcp = sdk()
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp_types import ResourceTemplateReference
+
+    logs: list[Any] = []
+
+    async def logging_cb(params: Any) -> None:
+        logs.append(params)
+
+    async with mcp.Client(
+        streamable_http_client(everything_url),
+        mode=mode,
+        logging_callback=logging_cb,
+        **sdk_client_callbacks(),
+    ) as client:
+        modern = mode == "auto"
+        assert client.protocol_version == ("2026-07-28" if modern else "2025-11-25")
+        await _check_asks_back(client)
+        # A template's completion (the prompt one is in _drive_with_sdk).
+        done = await client.complete(
+            ResourceTemplateReference(type="ref/resource", uri="test://items/{item_id}"),
+            {"name": "item_id", "value": "7"},
         )
-        assert done["completion"]["values"], done
-        r = await c.call_tool("ask_model", {"prompt": "meaning of life?"})
-        assert "forty-two" in r["content"][0]["text"], r
-        r = await c.call_tool("ask_user", {"message": "who?"})
-        assert r["content"][0]["text"].startswith("accept: "), r
-        r = await c.call_tool("list_client_roots", {})
-        assert json.loads(r["content"][0]["text"]) == [{"uri": "file:///work", "name": "work"}]
-        r = await c.call_tool("log_messages", {})
-        assert not r.get("isError"), r
-        try:  # the SDK answers an unknown tool with isError (or a JSON-RPC error)
-            unknown = await c.call_tool("no_such_tool", {})
-            assert unknown.get("isError") is True, unknown
-        except oxmcp.RpcError:
-            pass
-    assert {m.get("level") for m in logs} >= {"info", "error"}, logs
+        assert done.completion.values[:2] == ["70", "71"]
+        assert done.completion.has_more is True
+        await _check_progress(client)
+        if not modern:
+            await _check_logging(client, logs)
+        # Bad input: an unknown tool and a bad argument are answered, the session goes on.
+        r = await client.call_tool("add", {"a": "x", "b": 1})
+        assert r.is_error
+        with pytest.raises(mcp.MCPError):
+            await client.read_resource("test://nowhere")
+        assert (await client.call_tool("add", {"a": 1, "b": 2})).structured_content == {"result": 3}
 
 
-@pytest.mark.parametrize("protocol_version", [None, "2025-11-25"])
-async def test_our_client_drives_sdk_http_server(protocol_version: str | None) -> None:
-    proc = subprocess.Popen(  # noqa: ASYNC220 (started once, read line by line)
-        [PY, str(INTEROP / "http_server.py"), "features", "streamable", "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    try:
-        url = _wait_url(proc)
-        async with oxmcp.Client.http(url, protocol_version=protocol_version) as c:
-            tools = [t["name"] for t in (await c.list_tools())["tools"]]
-            assert tools, tools
-            resources = (await c.list_resources())["resources"]
-            assert isinstance(resources, list)
-    finally:
-        proc.terminate()
-        proc.wait(10)
-        if proc.stdout:
-            proc.stdout.close()
+async def test_sdk_http_subscriptions_handshake_era(everything_url: str) -> None:
+    mcp = sdk()
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp_types import ResourceUpdatedNotification, ToolListChangedNotification
+
+    updated = anyio.Event()
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, ResourceUpdatedNotification):
+            assert str(message.params.uri) == "test://static"
+            updated.set()
+        elif isinstance(message, ToolListChangedNotification):
+            changed.set()
+
+    async with mcp.Client(
+        streamable_http_client(everything_url), mode="legacy", message_handler=on_message
+    ) as client:
+        await client.subscribe_resource("test://static")
+        await client.call_tool("touch", {"uri": "test://static"})
+        with anyio.fail_after(30):
+            await updated.wait()
+        await client.call_tool("add_dynamic", {})
+        with anyio.fail_after(30):
+            await changed.wait()
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert "dynamic" in names
+        assert (await client.call_tool("remove_dynamic", {})).structured_content == {"result": True}
+        await client.unsubscribe_resource("test://static")
 
 
-def _wait_url(proc: subprocess.Popen[str]) -> str:
-    assert proc.stdout is not None
-    lines = []
-    for line in proc.stdout:
-        lines.append(line)
-        if "http://127.0.0.1:" in line:
-            start = line.index("http://127.0.0.1:")
-            return line[start:].split()[0].rstrip(".,")
-    raise RuntimeError("the SDK server never listened: " + "".join(lines))
+async def test_sdk_http_subscriptions_listen_2026(everything_url: str) -> None:
+    mcp = sdk()
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
+
+    async with mcp.Client(streamable_http_client(everything_url), mode="auto") as client:
+        assert client.protocol_version == "2026-07-28"
+        async with client.listen(
+            tools_list_changed=True, resource_subscriptions=["test://static"]
+        ) as sub:
+            await client.call_tool("touch", {"uri": "test://static"})
+            await client.call_tool("add_dynamic", {})
+            got: set[type] = set()
+            with anyio.fail_after(30):
+                async for event in sub:
+                    if isinstance(event, ResourceUpdated):
+                        assert event.uri == "test://static"
+                    got.add(type(event))
+                    if {ResourceUpdated, ToolsListChanged} <= got:
+                        break
+        await client.call_tool("remove_dynamic", {})
 
 
 def test_uvx_runs_the_weather_example_from_the_wheel(tmp_path: Path) -> None:

@@ -17,19 +17,11 @@ from typing import Any
 
 import oxmcp
 import pytest
+from conftest import raw_initialize
 from oxmcp.types import AccessClaims
 
 AUTH_SERVER = "https://auth.example.com"
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "auth-test", "version": "1"},
-    },
-}
+INIT = raw_initialize("auth-test", "1")
 
 
 def free_port() -> int:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import shutil
 import socket
 import subprocess
@@ -21,7 +20,7 @@ from urllib.parse import urlparse
 
 import oxmcp
 import pytest
-from conftest import PY, REPO
+from conftest import PY, REPO, start_http, stop
 
 FIXTURE = REPO / "examples" / "python" / "conformance_server.py"
 STATE_KEY = "ab" * 32
@@ -73,34 +72,15 @@ def redis_url() -> Iterator[str]:
         proc.wait(10)
 
 
-def start_replica(store: str, *extra: str) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [PY, str(FIXTURE), "--http", "--port", "0", "--store", store, *extra],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    assert proc.stderr is not None
-    for line in proc.stderr:
-        if "listening on " in line:
-            return proc, line.split("listening on ", 1)[1].strip()
-    proc.wait(10)
-    raise RuntimeError(f"the replica never listened (exit {proc.returncode})")
-
-
 @pytest.fixture(scope="module")
 def replicas(redis_url: str) -> Iterator[list[str]]:
-    started = [start_replica(redis_url, "--state-key", STATE_KEY) for _ in range(3)]
+    replica = ("--port", "0", "--store", redis_url, "--state-key", STATE_KEY)
+    started = [start_http(FIXTURE, *replica) for _ in range(3)]
     try:
         yield [url for _, url in started]
     finally:
         for proc, _ in started:
-            proc.terminate()
-        for proc, _ in started:
-            proc.wait(10)
-            if proc.stderr:
-                proc.stderr.close()
+            stop(proc)
 
 
 class Http:

@@ -50,19 +50,24 @@ def test_golden_tool_vectors_match_the_rust_suite(stem: str, provider: translate
             assert t.names[report["name"]] == {"server": stem, "tool": report["tool"]}
 
 
+def _call_of(name: str) -> translate.ToolCall:
+    """The model's call of the result vector ``name``'s tool, on a server named ``srv``."""
+    return {
+        "id": f"call_{name}",
+        "name": f"srv__{name}",
+        "server": "srv",
+        "tool": name,
+        "arguments": {},
+        "error": None,
+    }
+
+
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_golden_result_vectors_match_the_rust_suite(provider: translate.Provider) -> None:
     expected = json.loads((FIXTURES / "results" / f"expected.{provider}.json").read_text())
     assert len(RESULTS) == 8
     for name, result in RESULTS.items():
-        call: translate.ToolCall = {
-            "id": f"call_{name}",
-            "name": f"srv__{name}",
-            "server": "srv",
-            "tool": name,
-            "arguments": {},
-            "error": None,
-        }
+        call = _call_of(name)
         assert translate.tool_results(provider, [(call, result)]) == expected[name], name
 
 
@@ -169,14 +174,7 @@ def test_every_translated_tool_result_is_a_valid_provider_message() -> None:
     items = TypeAdapter(FunctionCallOutput)
     anthropic = TypeAdapter(MessageParam)
     for name, result in RESULTS.items():
-        call: translate.ToolCall = {
-            "id": f"call_{name}",
-            "name": f"srv__{name}",
-            "server": "srv",
-            "tool": name,
-            "arguments": {},
-            "error": None,
-        }
+        call = _call_of(name)
         messages = translate.tool_results("openai", [(call, result)])
         assert messages[0]["role"] == "tool"
         for message in messages:

@@ -5,7 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from oxmcp import Client, Context, Host, Image, McpError, OAuth, RpcError, Server, translate
+from oxmcp import (
+    Client,
+    Context,
+    Host,
+    Image,
+    McpError,
+    OAuth,
+    RpcError,
+    Server,
+    WsServer,
+    translate,
+)
 from oxmcp.cli import run as run_cli
 from oxmcp.host import ServerStatus, Transcript
 from oxmcp.types import AccessClaims, CallToolResult, ListToolsResult
@@ -49,6 +60,22 @@ async def use() -> int:
         except McpError:
             return -1
         return len(tools["tools"]) + len(text) + len(version)
+
+
+async def websocket() -> str:
+    ws: WsServer = await server.serve_ws(
+        port=0, allowed_origins=["https://app.example"], max_message_bytes=1 << 20
+    )
+    both = await server.serve_http(port=0, websocket=True, max_message_bytes=1 << 20)
+    async with Client.websocket(
+        ws.url, headers={"Authorization": "Bearer t"}, connect_timeout=5.0, timeout=1.0
+    ) as c:
+        result: CallToolResult = await c.call_tool("add", {"a": 1})
+    await both.shutdown()
+    await ws.shutdown()
+    server.run("ws", host="127.0.0.1", port=8000)
+    server.run("http", websocket=True)
+    return ws.url + str(ws.port) + str(result["isError"] if "isError" in result else "")
 
 
 def verify_token(token: str) -> AccessClaims | None:

@@ -1,8 +1,8 @@
-//! The client role for JavaScript: connecting (child process over stdio, Streamable HTTP) and
-//! requests. Named requests whose behaviour depends on the era (`tools/list` records HTTP
-//! parameter headers, `ping`, `logging/setLevel`, subscriptions) go through the core's typed
-//! methods; every other request goes through the core's generic `request`, which adds the
-//! stateless `_meta` and answers multi round-trip input with this client's handlers.
+//! The client role for JavaScript: connecting (child process over stdio, Streamable HTTP,
+//! WebSocket) and requests. Named requests whose behaviour depends on the era (`tools/list`
+//! records HTTP parameter headers, `ping`, `logging/setLevel`, subscriptions) go through the
+//! core's typed methods; every other request goes through the core's generic `request`, which
+//! adds the stateless `_meta` and answers multi round-trip input with this client's handlers.
 
 mod handlers;
 mod stdio;
@@ -21,7 +21,7 @@ use oxmcp::{
     client::{Client, ClientOptions, ProtocolMode},
     protocol::LoggingLevel,
     session::RequestOptions,
-    transport::{child::ChildCommand, http::HttpClientOptions},
+    transport::{child::ChildCommand, http::HttpClientOptions, ws::WsClientOptions},
 };
 use serde::Deserialize;
 use serde_json::json;
@@ -56,6 +56,24 @@ struct ConnectOptions {
     headers: BTreeMap<String, String>,
     /// OAuth 2.1 (HTTP only; `null` when absent).
     auth: Option<oxmcp::auth::OAuthSettings>,
+    /// How long connecting may take, in ms (WebSocket: TCP, TLS and the upgrade).
+    timeout: Option<f64>,
+    /// WebSocket settings (`maxMessageBytes`, `pingIntervalMs`, `pingTimeoutMs`).
+    #[serde(flatten)]
+    ws: crate::server::WsOptions,
+}
+
+/// `headers` as an HTTP header map.
+fn header_map(headers: &BTreeMap<String, String>) -> napi::Result<http::HeaderMap> {
+    let mut out = http::HeaderMap::new();
+    for (k, v) in headers {
+        let name = http::HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| invalid(format!("header name `{k}` is not valid")))?;
+        let value = http::HeaderValue::from_str(v)
+            .map_err(|_| invalid(format!("header `{k}` has a value HTTP cannot carry")))?;
+        out.insert(name, value);
+    }
+    Ok(out)
 }
 
 /// The client-side callbacks.
@@ -168,13 +186,7 @@ pub async fn connect_http(
         notification,
     };
     let mut http = HttpClientOptions::default();
-    for (k, v) in &options.headers {
-        let name = http::HeaderName::from_bytes(k.as_bytes())
-            .map_err(|_| invalid(format!("header name `{k}` is not valid")))?;
-        let value = http::HeaderValue::from_str(v)
-            .map_err(|_| invalid(format!("header `{k}` has a value HTTP cannot carry")))?;
-        http.headers.insert(name, value);
-    }
+    http.headers.extend(header_map(&options.headers)?);
     match options.auth.take() {
         Some(auth) => {
             let name = options.name.as_deref().unwrap_or("oxmcp-node");
@@ -191,6 +203,61 @@ pub async fn connect_http(
         .await
         .map_err(to_js)?;
     Ok(NativeClient { inner: client })
+}
+
+/// Connects to a WebSocket server (`ws://` or `wss://`). `cancel` (the caller's
+/// `AbortSignal`) abandons the connect; `timeout` bounds it (the core's default otherwise).
+#[napi(ts_return_type = "Promise<NativeClient>")]
+#[allow(clippy::too_many_arguments)]
+pub fn connect_web_socket<'env>(
+    env: &'env Env,
+    url: String,
+    options: String,
+    sampling: Option<JsClientHandler>,
+    elicitation: Option<JsClientHandler>,
+    roots: Option<JsClientHandler>,
+    notification: Option<JsNotify>,
+    cancel: Option<&Cancellation>,
+) -> napi::Result<PromiseRaw<'env, NativeClient>> {
+    let options: ConnectOptions = json::parse("Client.websocket options", &options)?;
+    if options.auth.is_some() {
+        return Err(invalid(
+            "Client.websocket: `auth` (OAuth) is for HTTP servers; pass a token in `headers`",
+        ));
+    }
+    let mut ws = WsClientOptions {
+        headers: header_map(&options.headers)?,
+        websocket: options.ws.settings("Client.websocket")?,
+        ..Default::default()
+    };
+    if let Some(ms) = options.timeout {
+        if !(ms.is_finite() && ms > 0.0) {
+            return Err(invalid(format!(
+                "Client.websocket: `timeout` must be a positive number of ms, not {ms}"
+            )));
+        }
+        ws.connect_timeout = Duration::from_secs_f64(ms / 1000.0);
+    }
+    let callbacks = Callbacks {
+        sampling,
+        elicitation,
+        roots,
+        notification,
+    };
+    let client_options = client_options(&options, callbacks)?;
+    let token = cancel.map(|c| c.token.clone());
+    env.spawn_future(async move {
+        let connect = Client::connect_ws(&url, client_options, ws);
+        let client = match token {
+            Some(token) => tokio::select! {
+                r = connect => r,
+                () = token.cancelled() => return Err(crate::error::cancelled()),
+            },
+            None => connect.await,
+        }
+        .map_err(to_js)?;
+        Ok(NativeClient { inner: client })
+    })
 }
 
 /// A connected client.

@@ -12,7 +12,9 @@
 //! lives as long as JavaScript holds the handler's `ctx`, so a context first used late (in a
 //! timer, after the call ended) behaves exactly as one made up front.
 
-use std::{cell::RefCell, collections::HashSet, ffi::c_void, ptr};
+use std::{cell::RefCell, collections::HashSet, ffi::c_void, ptr, sync::Mutex};
+
+use futures::channel::oneshot;
 
 use napi::{JsValue, bindgen_prelude::ToNapiValue, sys};
 use napi_derive::napi;
@@ -22,7 +24,14 @@ use serde_json::Value;
 use crate::{cancel::Cancellation, error::to_js, json};
 
 /// One call's context as JavaScript first receives it (see the module docs).
-pub struct CallHandle(pub(crate) Box<RequestContext>);
+pub struct CallHandle(pub(crate) Box<CallPayload>);
+
+/// What a call handle points to: the context, and where an `async` handler's answer goes.
+pub(crate) struct CallPayload {
+    pub(crate) context: RequestContext,
+    /// Taken by the first [`settle_call`]; dropped unused when a handler finished at once.
+    pub(crate) answer: Mutex<Option<oneshot::Sender<String>>>,
+}
 
 thread_local! {
     /// The payloads of this thread's live call handles: [`request_context`] reads only
@@ -60,28 +69,50 @@ unsafe extern "C" fn release_handle(_env: sys::napi_env, data: *mut c_void, _hin
     // `try_with`: a panic must not unwind into Node, even at thread exit.
     let _ = LIVE_HANDLES.try_with(|live| live.borrow_mut().remove(&(data as usize)));
     // SAFETY: the payload `to_napi_value` leaked for this external, freed only here.
-    drop(unsafe { Box::from_raw(data.cast::<RequestContext>()) });
+    drop(unsafe { Box::from_raw(data.cast::<CallPayload>()) });
 }
 
-/// The `RequestContext` of a call handle (`lib/context.cjs` calls it on first use of `ctx`).
-#[napi]
-pub fn request_context(handle: napi::Unknown<'_>) -> napi::Result<RequestContext> {
+/// The payload of `handle` if it is a live call handle of this thread.
+///
+/// The reference is valid for the N-API call `handle` is an argument of: the payload is
+/// freed only when its external is collected, which cannot happen while it is an argument.
+fn payload<'a>(handle: &napi::Unknown<'a>) -> Option<&'a CallPayload> {
     let value = handle.value();
     let mut data = ptr::null_mut();
     // SAFETY: on the env's thread, inside this N-API call; a non-external fails the status.
     let status = unsafe { sys::napi_get_value_external(value.env, value.value, &mut data) };
     let live = status == sys::Status::napi_ok
         && LIVE_HANDLES.with(|live| live.borrow().contains(&(data as usize)));
-    if !live {
-        return Err(crate::error::invalid("not a request context handle"));
-    }
-    // SAFETY: a live payload of this thread (checked above), freed only when its external
-    // is collected, which cannot happen while the external is an argument of this call.
-    let context = unsafe { &*data.cast::<RequestContext>() };
+    // SAFETY: a live payload of this thread (checked above), alive for the call (see above).
+    live.then(|| unsafe { &*data.cast::<CallPayload>() })
+}
+
+/// The `RequestContext` of a call handle (`lib/context.cjs` calls it on first use of `ctx`).
+#[napi]
+pub fn request_context(handle: napi::Unknown<'_>) -> napi::Result<RequestContext> {
+    let context = &payload(&handle)
+        .ok_or_else(|| crate::error::invalid("not a request context handle"))?
+        .context;
     Ok(RequestContext {
         ctx: context.ctx.clone(),
         cancel: context.cancel.clone(),
     })
+}
+
+/// Hands an `async` handler's envelope to the call waiting for it (`lib/handlers.cjs` calls
+/// it from the handler's promise reactions, after the handler answered "pending"). Never
+/// throws: `false` when the handle is not a live call or its answer was already given.
+#[napi]
+pub fn settle_call(handle: napi::Unknown<'_>, envelope: String) -> bool {
+    let Some(payload) = payload(&handle) else {
+        return false;
+    };
+    let sender = payload
+        .answer
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take();
+    sender.is_some_and(|sender| sender.send(envelope).is_ok())
 }
 
 /// One request's context.

@@ -8,16 +8,20 @@
 //! `call_async_catch` so a synchronous throw comes back as an error instead of aborting the
 //! process. The JavaScript shim
 //! (`lib/handlers.cjs`) wraps every user handler so it returns a JSON envelope (`{"ok"}` /
-//! `{"threw"}` / `{"rpc"}`), as a string when the handler finished synchronously and as a
-//! Promise of one otherwise: sync and async handlers, throws and rejections, circular or
-//! `BigInt` results all arrive here as one of three cases.
+//! `{"threw"}` / `{"rpc"}`), as a string when the handler finished synchronously. For an
+//! `async` handler it answers [`PENDING`] and later hands the envelope to `settle_call`,
+//! which sends it down the call's channel: sync and async handlers, throws and rejections,
+//! circular or `BigInt` results all arrive here as one of three cases.
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::{
+    collections::BTreeMap,
+    sync::{Arc, Mutex},
+};
 
-use futures::future::BoxFuture;
+use futures::{channel::oneshot, future::BoxFuture};
 use napi::{
     Env, Status,
-    bindgen_prelude::{FnArgs, Function, FunctionRef},
+    bindgen_prelude::{Either, FnArgs, Function, FunctionRef},
     threadsafe_function::ThreadsafeFunction,
 };
 use oxmcp::{
@@ -31,7 +35,7 @@ use oxmcp::{
 };
 use serde_json::{Value, json};
 
-use super::context::{CallHandle, RequestContext};
+use super::context::{CallHandle, CallPayload, RequestContext};
 use crate::{
     cancel::Cancellation,
     json::{Envelope, Settled},
@@ -52,6 +56,10 @@ pub(crate) type JsHandler = ThreadsafeFunction<
 
 /// A handler as JavaScript passes it to a registration method.
 pub(crate) type JsFunction<'a> = Function<'a, FnArgs<(String, CallHandle)>, Envelope>;
+
+/// What the shim returns for a handler whose promise has not settled yet (`PENDING` in
+/// `lib/handlers.cjs`); its envelope then comes through `settle_call`.
+const PENDING: &str = "\u{2}";
 
 /// A shared JavaScript handler.
 #[derive(Clone)]
@@ -84,7 +92,11 @@ impl JsCallback {
     /// when this future completes or is dropped.
     async fn invoke(&self, payload: String, ctx: Context) -> Settled {
         let (cancel, _finished) = Cancellation::for_call(ctx.cancellation().clone());
-        let js_ctx = CallHandle(Box::new(RequestContext { ctx, cancel }));
+        let (answer, answered) = oneshot::channel();
+        let js_ctx = CallHandle(Box::new(CallPayload {
+            context: RequestContext { ctx, cancel },
+            answer: Mutex::new(Some(answer)),
+        }));
         let args = FnArgs::from((payload, js_ctx));
         let cb = &self.0;
         let returned = if crate::embed::may_call_js(cb.env as napi::sys::napi_env) {
@@ -92,7 +104,18 @@ impl JsCallback {
         } else {
             cb.threadsafe.call_async_catch(args).await
         };
-        Settled::from_call(returned).await
+        match returned {
+            // Still running: the shim hands the envelope over through `settle_call` when the
+            // handler's promise settles. A channel and two closures cost far less than
+            // napi-rs's Promise conversion, which makes two native functions per call.
+            Ok(Either::A(text)) if text == PENDING => match answered.await {
+                Ok(envelope) => Settled::from_envelope(&envelope),
+                Err(_) => Settled::Threw(
+                    "the handler's promise was collected without settling".to_owned(),
+                ),
+            },
+            returned => Settled::from_call(returned).await,
+        }
     }
 }
 

@@ -1,5 +1,5 @@
 //! The server role for JavaScript: a `NativeServer` owning an `oxmcp::server::Server`, its
-//! registries fed from JavaScript, served over stdio or Streamable HTTP.
+//! registries fed from JavaScript, served over stdio, Streamable HTTP or WebSocket.
 //!
 //! Definitions (tools, resources, prompts) arrive as JSON text and are deserialised into the
 //! core's protocol types, so a malformed definition fails at registration with the core's
@@ -20,6 +20,7 @@ use oxmcp::{
     transport::{
         http::{HttpServer, HttpServerOptions},
         stdio::StdioTransport,
+        ws::{WsServer, WsServerOptions, WsSettings},
     },
 };
 use serde::Deserialize;
@@ -73,8 +74,91 @@ struct HttpOptions {
     sse_retry_ms: Option<u64>,
     /// A shared session store (`redis://HOST:PORT/`), for replicas behind a load balancer.
     store: Option<String>,
+    /// Also accept WebSocket upgrades on `path` (with the WebSocket settings below).
+    websocket: bool,
+    #[serde(flatten)]
+    ws: WsOptions,
     #[serde(flatten)]
     auth: ServerAuth,
+}
+
+/// The WebSocket settings (`maxMessageBytes`, `pingIntervalMs`, `pingTimeoutMs`), shared by
+/// `runWebSocket`, `runHttp({websocket: true})` and `Client.websocket`.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+pub(crate) struct WsOptions {
+    max_message_bytes: Option<f64>,
+    ping_interval_ms: Option<f64>,
+    ping_timeout_ms: Option<f64>,
+}
+
+impl WsOptions {
+    /// The core's settings; absent fields keep its defaults (0 ms disables pings).
+    pub(crate) fn settings(&self, what: &str) -> napi::Result<WsSettings> {
+        let mut out = WsSettings::default();
+        if let Some(n) = self.max_message_bytes {
+            if !((1.0..=f64::from(u32::MAX)).contains(&n) && n.fract() == 0.0) {
+                return Err(invalid(format!(
+                    "{what}: `maxMessageBytes` must be a positive integer, not {n}"
+                )));
+            }
+            out.max_message_bytes = n as usize;
+        }
+        for (ms, field, name) in [
+            (
+                self.ping_interval_ms,
+                &mut out.ping_interval,
+                "pingIntervalMs",
+            ),
+            (self.ping_timeout_ms, &mut out.ping_timeout, "pingTimeoutMs"),
+        ] {
+            if let Some(ms) = ms {
+                if !(0.0..=86_400_000.0).contains(&ms) {
+                    return Err(invalid(format!(
+                        "{what}: `{name}` must be a number of ms from 0 to a day, not {ms}"
+                    )));
+                }
+                *field = std::time::Duration::from_secs_f64(ms / 1000.0);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// `runWebSocket({...})` options, as JSON.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct WebSocketOptions {
+    host: Option<String>,
+    port: Option<u16>,
+    path: Option<String>,
+    allowed_hosts: Option<Vec<String>>,
+    allowed_origins: Option<Vec<String>>,
+    #[serde(flatten)]
+    ws: WsOptions,
+    #[serde(flatten)]
+    auth: ServerAuth,
+}
+
+/// `host` as an IP address, for a bind address.
+fn bind_ip(what: &str, host: Option<&str>) -> napi::Result<std::net::IpAddr> {
+    let host = host.unwrap_or("127.0.0.1");
+    host.parse().map_err(|_| {
+        invalid(format!(
+            "{what}: `host` must be an IP address, not `{host}`"
+        ))
+    })
+}
+
+/// `scheme://host:port/path` for a fixed port (the OAuth resource's URL before binding).
+fn fixed_url(scheme: &str, bind: SocketAddr, path: &str) -> Option<String> {
+    (bind.port() != 0).then(|| {
+        let host = match bind.ip() {
+            std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+            v4 => v4.to_string(),
+        };
+        format!("{scheme}://{host}:{}{path}", bind.port())
+    })
 }
 
 /// A server and what it is serving.
@@ -82,6 +166,7 @@ struct HttpOptions {
 pub struct NativeServer {
     inner: Server,
     http: Arc<Mutex<Option<HttpServer>>>,
+    ws: Arc<Mutex<Option<WsServer>>>,
     stop: CancellationToken,
 }
 
@@ -106,6 +191,7 @@ impl NativeServer {
         Ok(NativeServer {
             inner: builder.build(),
             http: Arc::new(Mutex::new(None)),
+            ws: Arc::new(Mutex::new(None)),
             stop: CancellationToken::new(),
         })
     }
@@ -269,12 +355,7 @@ impl NativeServer {
         verify: Option<JsAuthCallback>,
     ) -> napi::Result<String> {
         let options: HttpOptions = json::parse("runHttp options", &options)?;
-        let host = options.host.as_deref().unwrap_or("127.0.0.1");
-        let ip: std::net::IpAddr = host.parse().map_err(|_| {
-            invalid(format!(
-                "runHttp: `host` must be an IP address, not `{host}`"
-            ))
-        })?;
+        let ip = bind_ip("runHttp", options.host.as_deref())?;
         let mut http = HttpServerOptions {
             bind: SocketAddr::new(ip, options.port.unwrap_or(0)),
             stateless: options.stateless,
@@ -283,6 +364,9 @@ impl NativeServer {
             allowed_origins: options.allowed_origins,
             ..Default::default()
         };
+        if options.websocket {
+            http.websocket = Some(options.ws.settings("runHttp")?);
+        }
         if let Some(ms) = options.sse_retry_ms {
             http.sse_retry = std::time::Duration::from_millis(ms);
         }
@@ -290,13 +374,7 @@ impl NativeServer {
             http.path = path;
         }
         // The resource's URL is known before binding only for a fixed port.
-        let endpoint = (http.bind.port() != 0).then(|| {
-            let host = match ip {
-                std::net::IpAddr::V6(v6) => format!("[{v6}]"),
-                v4 => v4.to_string(),
-            };
-            format!("http://{host}:{}{}", http.bind.port(), http.path)
-        });
+        let endpoint = fixed_url("http", http.bind, &http.path);
         http.resource_server = options.auth.into_resource_server(endpoint, verify)?;
         let mut slot = self.http.lock().await;
         if slot.is_some() {
@@ -315,6 +393,40 @@ impl NativeServer {
         Ok(url)
     }
 
+    /// Starts a WebSocket-only server; resolves with its `ws://` URL once listening. `verify`
+    /// is `runWebSocket({ auth })`, the bearer-token verifier checked on the upgrade request.
+    #[napi]
+    pub async fn serve_web_socket(
+        &self,
+        options: String,
+        verify: Option<JsAuthCallback>,
+    ) -> napi::Result<String> {
+        let options: WebSocketOptions = json::parse("runWebSocket options", &options)?;
+        let ip = bind_ip("runWebSocket", options.host.as_deref())?;
+        let mut ws = WsServerOptions {
+            bind: SocketAddr::new(ip, options.port.unwrap_or(0)),
+            allowed_hosts: options.allowed_hosts,
+            allowed_origins: options.allowed_origins,
+            websocket: options.ws.settings("runWebSocket")?,
+            ..Default::default()
+        };
+        if let Some(path) = options.path {
+            ws.path = path;
+        }
+        let endpoint = fixed_url("ws", ws.bind, &ws.path);
+        ws.resource_server = options.auth.into_resource_server(endpoint, verify)?;
+        let mut slot = self.ws.lock().await;
+        if slot.is_some() {
+            return Err(invalid(
+                "runWebSocket: this server is already serving WebSocket",
+            ));
+        }
+        let server = self.inner.serve_ws(ws).await.map_err(to_js)?;
+        let url = server.url();
+        *slot = Some(server);
+        Ok(url)
+    }
+
     /// Resolves when `close()` is called (keeps Node alive while HTTP is served).
     #[napi]
     pub async fn wait_closed(&self) {
@@ -328,6 +440,10 @@ impl NativeServer {
         let http = self.http.lock().await.take();
         if let Some(http) = http {
             http.shutdown().await;
+        }
+        let ws = self.ws.lock().await.take();
+        if let Some(ws) = ws {
+            ws.shutdown().await;
         }
         self.stop.cancel();
     }

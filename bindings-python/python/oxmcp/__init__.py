@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "Server": "server",
     "HttpServer": "server",
+    "WsServer": "server",
     "Client": "client",
     "Host": "host",
     "OAuth": "auth",
@@ -41,6 +42,7 @@ _EXPORTS = {
 __all__ = [
     "Server",
     "HttpServer",
+    "WsServer",
     "Client",
     "Host",
     "OAuth",
@@ -89,7 +91,7 @@ if TYPE_CHECKING:
         UnsupportedProtocolVersionError,
     )
     from .host import Host
-    from .server import HttpServer, Server
+    from .server import HttpServer, Server, WsServer
 
 
 def __getattr__(name: str) -> Any:

@@ -6,6 +6,7 @@ __all__ = [
     "__version__",
     "NativeServer",
     "NativeHttpServer",
+    "NativeWsServer",
     "NativeContext",
     "NativeClient",
     "error_kinds",
@@ -62,6 +63,15 @@ class NativeHttpServer:
     def shutdown(self) -> Any: ...
 
 @final
+class NativeWsServer:
+    @property
+    def url(self) -> str: ...
+    @property
+    def port(self) -> int: ...
+    def session_count(self) -> int: ...
+    def shutdown(self) -> Any: ...
+
+@final
 class NativeServer:
     def __new__(
         cls,
@@ -107,6 +117,24 @@ class NativeServer:
         authorization_servers: list[str] | None = None,
         required_scopes: list[str] | None = None,
         resource_name: str | None = None,
+        allowed_origins: list[str] | None = None,
+        websocket: bool = False,
+        max_message_bytes: int | None = None,
+    ) -> Any: ...
+    def serve_ws(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        path: str = "/mcp",
+        allowed_hosts: list[str] | None = None,
+        allowed_origins: list[str] | None = None,
+        max_message_bytes: int | None = None,
+        auth: Callable[..., Any] | None = None,
+        auth_is_async: bool = False,
+        resource: str | None = None,
+        authorization_servers: list[str] | None = None,
+        required_scopes: list[str] | None = None,
+        resource_name: str | None = None,
     ) -> Any: ...
 
 @final
@@ -123,6 +151,14 @@ class NativeClient:
     @staticmethod
     def connect_http(
         url: str, headers: list[tuple[str, str]] | None, config: Any, auth: Any | None = None
+    ) -> Any: ...
+    @staticmethod
+    def connect_ws(
+        url: str,
+        headers: list[tuple[str, str]] | None,
+        config: Any,
+        connect_timeout: float | None = None,
+        max_message_bytes: int | None = None,
     ) -> Any: ...
     @property
     def server(self) -> Any: ...

@@ -1,4 +1,4 @@
-"""The client API: ``async with Client.stdio(...)`` / ``async with Client.http(...)``, with
+"""The client API: ``async with Client.stdio(...)`` / ``.http(...)`` / ``.websocket(...)``, with
 every request of the protocol under the official SDK's names. Results are plain dicts with
 the wire's keys (typed in :mod:`oxmcp.types`).
 
@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from . import _native
+from ._opening import Opening
 from .auth import OAuth
 from .types import (
     CallToolResult,
@@ -39,26 +40,6 @@ def _maybe_await(loop_tasks: set[asyncio.Task[Any]], fn: Callback, *args: Any) -
         task = asyncio.ensure_future(out)
         loop_tasks.add(task)
         task.add_done_callback(loop_tasks.discard)
-
-
-class _Connect:
-    """``Client.stdio(...)`` / ``Client.http(...)``: await it for a client, or use it as an
-    async context manager (closed on exit)."""
-
-    def __init__(self, opener: Callable[[], Awaitable[Client]]) -> None:
-        self._opener = opener
-        self._client: Client | None = None
-
-    def __await__(self) -> Generator[Any, None, Client]:
-        return self._opener().__await__()
-
-    async def __aenter__(self) -> Client:
-        self._client = await self._opener()
-        return self._client
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._client is not None:
-            await self._client.close()
 
 
 class Client:
@@ -135,7 +116,7 @@ class Client:
         list_changed_callback: Callback | None = None,
         resource_updated_callback: Callback | None = None,
         message_handler: Callback | None = None,
-    ) -> _Connect:
+    ) -> Opening[Client]:
         """Starts ``command args...`` (never through a shell) and connects over its stdio.
 
         The child gets a minimal environment (PATH, HOME, ...) plus ``env``, unless
@@ -170,7 +151,7 @@ class Client:
             )
             return cls(native, tasks)
 
-        return _Connect(open_)
+        return Opening(open_)
 
     @classmethod
     def http(
@@ -191,7 +172,7 @@ class Client:
         list_changed_callback: Callback | None = None,
         resource_updated_callback: Callback | None = None,
         message_handler: Callback | None = None,
-    ) -> _Connect:
+    ) -> Opening[Client]:
         """Connects to a Streamable HTTP server (falling back to legacy HTTP+SSE). With
         ``auth=OAuth(...)`` a 401 from the server runs the OAuth 2.1 flow (see
         :class:`oxmcp.OAuth`) and the request is sent again with the token."""
@@ -221,7 +202,62 @@ class Client:
             )
             return cls(native, tasks)
 
-        return _Connect(open_)
+        return Opening(open_)
+
+    @classmethod
+    def websocket(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        connect_timeout: float = 10.0,
+        max_message_bytes: int | None = None,
+        name: str | None = None,
+        version: str | None = None,
+        protocol_version: str | None = None,
+        timeout: float | None = None,
+        log_level: str | None = None,
+        sampling_callback: Callback | None = None,
+        elicitation_callback: Callback | None = None,
+        list_roots_callback: Callback | None = None,
+        logging_callback: Callback | None = None,
+        list_changed_callback: Callback | None = None,
+        resource_updated_callback: Callback | None = None,
+        message_handler: Callback | None = None,
+    ) -> Opening[Client]:
+        """Connects to a WebSocket server (``ws://`` or ``wss://``), one socket for the
+        session. ``headers`` go on the upgrade request (``Authorization``, say);
+        ``connect_timeout`` (seconds) bounds TCP, TLS and the upgrade together and raises
+        :class:`oxmcp.RequestTimeoutError`; ``timeout`` bounds each call, as for :meth:`http`.
+        An inbound message over ``max_message_bytes`` (16 MiB by default) closes the socket."""
+
+        async def open_() -> Client:
+            tasks: set[asyncio.Task[Any]] = set()
+            config = cls._config(
+                name,
+                version,
+                protocol_version,
+                timeout,
+                log_level,
+                sampling_callback,
+                elicitation_callback,
+                list_roots_callback,
+                logging_callback,
+                list_changed_callback,
+                resource_updated_callback,
+                message_handler,
+                tasks,
+            )
+            native = await _native.NativeClient.connect_ws(
+                url,
+                list(headers.items()) if headers else None,
+                config,
+                connect_timeout,
+                max_message_bytes,
+            )
+            return cls(native, tasks)
+
+        return Opening(open_)
 
     # --- what the server said --------------------------------------------------------------
 

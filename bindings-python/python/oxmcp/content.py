@@ -11,60 +11,56 @@ from typing import Any
 __all__ = ["Image", "Audio", "EmbeddedResource", "to_block"]
 
 
-def _data(data: bytes | str | None, path: str | Path | None, what: str) -> tuple[str, Path | None]:
-    if (data is None) == (path is None):
-        raise ValueError(f"{what}: give exactly one of data= or path=")
-    if path is not None:
-        p = Path(path)
-        return base64.b64encode(p.read_bytes()).decode("ascii"), p
-    if isinstance(data, bytes):
-        return base64.b64encode(data).decode("ascii"), None
-    assert data is not None
-    return data, None  # already base64
+class _Media:
+    """An image or audio block: raw bytes (or base64 text) or a file. The two differ only in
+    the block's ``type`` and the MIME type assumed when neither the caller nor the file's
+    name gives one."""
+
+    _type: str
+    _fallback_mime: str
+
+    def __init__(
+        self,
+        data: bytes | str | None = None,
+        *,
+        path: str | Path | None = None,
+        mime_type: str | None = None,
+    ) -> None:
+        if (data is None) == (path is None):
+            raise ValueError(f"{type(self).__name__}: give exactly one of data= or path=")
+        file = Path(path) if path is not None else None
+        if file is not None:
+            self.data = base64.b64encode(file.read_bytes()).decode("ascii")
+        elif isinstance(data, bytes):
+            self.data = base64.b64encode(data).decode("ascii")
+        else:
+            assert data is not None
+            self.data = data  # already base64
+        self.mime_type = mime_type or _guess_mime(file) or self._fallback_mime
+
+    def to_block(self) -> dict[str, Any]:
+        return {"type": self._type, "data": self.data, "mimeType": self.mime_type}
 
 
-def _mime(given: str | None, path: Path | None, fallback: str) -> str:
-    if given:
-        return given
-    if path is not None:
-        guessed, _ = mimetypes.guess_type(path.name)
-        if guessed:
-            return guessed
-    return fallback
+def _guess_mime(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    guessed, _ = mimetypes.guess_type(path.name)
+    return guessed
 
 
-class Image:
+class Image(_Media):
     """An image block: raw bytes (or base64 text) or a file."""
 
-    def __init__(
-        self,
-        data: bytes | str | None = None,
-        *,
-        path: str | Path | None = None,
-        mime_type: str | None = None,
-    ) -> None:
-        self.data, p = _data(data, path, "Image")
-        self.mime_type = _mime(mime_type, p, "image/png")
-
-    def to_block(self) -> dict[str, Any]:
-        return {"type": "image", "data": self.data, "mimeType": self.mime_type}
+    _type = "image"
+    _fallback_mime = "image/png"
 
 
-class Audio:
+class Audio(_Media):
     """An audio block: raw bytes (or base64 text) or a file."""
 
-    def __init__(
-        self,
-        data: bytes | str | None = None,
-        *,
-        path: str | Path | None = None,
-        mime_type: str | None = None,
-    ) -> None:
-        self.data, p = _data(data, path, "Audio")
-        self.mime_type = _mime(mime_type, p, "audio/wav")
-
-    def to_block(self) -> dict[str, Any]:
-        return {"type": "audio", "data": self.data, "mimeType": self.mime_type}
+    _type = "audio"
+    _fallback_mime = "audio/wav"
 
 
 class EmbeddedResource:

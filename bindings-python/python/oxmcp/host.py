@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypedDict, cast
 
 from typing_extensions import NotRequired
 
 from . import _native
+from ._opening import Opening
 from .translate import Namespace, PromptTranslation, Provider, Translation, _plain
 from .types import CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, Tool
 
@@ -64,26 +65,6 @@ class Transcript(TypedDict):
     ``provider="prompt"``, three replies in a row with a malformed call)."""
 
 
-class _Start:
-    """``Host.from_config(...)``: await it for a host, or use it as an async context manager
-    (every server closed on exit)."""
-
-    def __init__(self, opener: Callable[[], Awaitable[Host]]) -> None:
-        self._opener = opener
-        self._host: Host | None = None
-
-    def __await__(self) -> Generator[Any, None, Host]:
-        return self._opener().__await__()
-
-    async def __aenter__(self) -> Host:
-        self._host = await self._opener()
-        return self._host
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._host is not None:
-            await self._host.close()
-
-
 def _model_adapter(model: Model) -> Callable[..., Any]:
     """Lets the model return a provider SDK's pydantic object as well as a dict, keeping
     ``def`` versus ``async def`` (the core runs each its own way)."""
@@ -120,7 +101,7 @@ class Host:
         connect_timeout: float | None = None,
         restart: bool = True,
         client_name: str | None = None,
-    ) -> _Start:
+    ) -> Opening[Host]:
         """Starts the servers of ``config``: a file in the Claude Desktop, Cursor, Claude Code
         (``.mcp.json``) or VS Code shape, or the parsed dict. ``${VAR}`` and ``${env:VAR}``
         are expanded from the environment. Only a bad config raises
@@ -132,7 +113,7 @@ class Host:
             native = await _native.NativeHost.start(source, connect_timeout, restart, client_name)
             return cls(native)
 
-        return _Start(open_)
+        return Opening(open_)
 
     async def __aenter__(self) -> Host:
         return self

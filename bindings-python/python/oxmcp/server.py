@@ -1,5 +1,5 @@
 """The server API: :class:`Server` with decorators for tools, resources, prompts and
-completions, and ``run`` / ``serve_stdio`` / ``serve_http`` to serve them.
+completions, and ``run`` / ``serve_stdio`` / ``serve_http`` / ``serve_ws`` to serve them.
 
 Registration converts a Python function into a definition (schemas from its annotations,
 through pydantic only for models, dataclasses and the like) and hands both to the native
@@ -24,7 +24,7 @@ from . import _native
 from .context import Context
 from .types import AccessClaims
 
-__all__ = ["Server", "HttpServer", "TokenVerifier"]
+__all__ = ["Server", "HttpServer", "WsServer", "TokenVerifier"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -113,6 +113,31 @@ class HttpServer:
         await self._native.shutdown()
 
     async def __aenter__(self) -> HttpServer:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.shutdown()
+
+
+class WsServer:
+    """A running WebSocket server (``await server.serve_ws(...)``). Use it as an async
+    context manager, or call :meth:`shutdown`."""
+
+    def __init__(self, native: _native.NativeWsServer) -> None:
+        self._native = native
+
+    @property
+    def url(self) -> str:
+        return self._native.url
+
+    @property
+    def port(self) -> int:
+        return self._native.port
+
+    async def shutdown(self) -> None:
+        await self._native.shutdown()
+
+    async def __aenter__(self) -> WsServer:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -214,31 +239,28 @@ class Server:
         jsonable = _signature.jsonable
         raw_args = input_schema is not None  # a hand-written schema: arguments as given
 
+        def kwargs_for(args: dict[str, Any], native_ctx: _native.NativeContext) -> dict[str, Any]:
+            kwargs = args if raw_args else convert_args(derived, args)
+            if ctx_param is not None:
+                kwargs = {**kwargs, ctx_param: Context(native_ctx)}
+            return kwargs
+
         if is_async and _never_suspends(fn):
 
             def call_now(args: dict[str, Any], native_ctx: _native.NativeContext) -> Any:
-                kwargs = args if raw_args else convert_args(derived, args)
-                if ctx_param is not None:
-                    kwargs = {**kwargs, ctx_param: Context(native_ctx)}
-                return jsonable(_run_now(fn(**kwargs)))
+                return jsonable(_run_now(fn(**kwargs_for(args, native_ctx))))
 
             self._native.add_tool(tool, call_now, False, wrapped)
         elif is_async:
 
             async def call_async(args: dict[str, Any], native_ctx: _native.NativeContext) -> Any:
-                kwargs = args if raw_args else convert_args(derived, args)
-                if ctx_param is not None:
-                    kwargs = {**kwargs, ctx_param: Context(native_ctx)}
-                return jsonable(await fn(**kwargs))
+                return jsonable(await fn(**kwargs_for(args, native_ctx)))
 
             self._native.add_tool(tool, call_async, True, wrapped)
         else:
 
             def call(args: dict[str, Any], native_ctx: _native.NativeContext) -> Any:
-                kwargs = args if raw_args else convert_args(derived, args)
-                if ctx_param is not None:
-                    kwargs = {**kwargs, ctx_param: Context(native_ctx)}
-                return jsonable(fn(**kwargs))
+                return jsonable(fn(**kwargs_for(args, native_ctx)))
 
             self._native.add_tool(tool, call, False, wrapped)
 
@@ -468,6 +490,9 @@ class Server:
         authorization_servers: list[str] | None = None,
         required_scopes: list[str] | None = None,
         resource_name: str | None = None,
+        allowed_origins: list[str] | None = None,
+        websocket: bool = False,
+        max_message_bytes: int | None = None,
     ) -> HttpServer:
         """Starts Streamable HTTP (and the legacy HTTP+SSE endpoints) and returns once it
         listens. ``port=0`` picks a free port (see ``.url``).
@@ -481,7 +506,10 @@ class Server:
         does not know the token. The core answers 401/403 with ``WWW-Authenticate``, checks
         expiry, that ``audience`` names ``resource`` (default ``http://HOST:PORT/PATH``) and
         that ``required_scopes`` are granted, and serves the protected-resource metadata
-        naming ``authorization_servers``."""
+        naming ``authorization_servers``.
+
+        ``websocket=True`` also accepts WebSocket upgrades on ``path`` (``ws://HOST:PORT/PATH``;
+        messages up to ``max_message_bytes``, 16 MiB by default)."""
         native = await self._native.serve_http(
             host,
             port,
@@ -497,12 +525,52 @@ class Server:
             authorization_servers,
             required_scopes,
             resource_name,
+            allowed_origins,
+            websocket,
+            max_message_bytes,
         )
         return HttpServer(native)
 
+    async def serve_ws(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        path: str = "/mcp",
+        allowed_hosts: list[str] | None = None,
+        allowed_origins: list[str] | None = None,
+        max_message_bytes: int | None = None,
+        auth: TokenVerifier | None = None,
+        resource: str | None = None,
+        authorization_servers: list[str] | None = None,
+        required_scopes: list[str] | None = None,
+        resource_name: str | None = None,
+    ) -> WsServer:
+        """Serves WebSocket alone (one socket per session) and returns once it listens;
+        ``port=0`` picks a free port (see ``.url``, ``ws://HOST:PORT/PATH``). ``Host`` and
+        ``Origin`` are checked before the upgrade (``allowed_origins`` defaults to the allowed
+        hosts' origins); a message over ``max_message_bytes`` (16 MiB by default) closes the
+        socket with 1009. ``auth`` and the rest are those of :meth:`serve_http`, checked on the
+        upgrade request (``resource`` defaults to ``ws://HOST:PORT/PATH``)."""
+        native = await self._native.serve_ws(
+            host,
+            port,
+            path,
+            allowed_hosts,
+            allowed_origins,
+            max_message_bytes,
+            auth,
+            auth is not None and _is_async(auth),
+            resource,
+            authorization_servers,
+            required_scopes,
+            resource_name,
+        )
+        return WsServer(native)
+
     def run(
         self,
-        transport: Literal["stdio", "http"] = "stdio",
+        transport: Literal["stdio", "http", "ws"] = "stdio",
         *,
         host: str = "127.0.0.1",
         port: int = 8000,
@@ -514,9 +582,12 @@ class Server:
         resource: str | None = None,
         authorization_servers: list[str] | None = None,
         required_scopes: list[str] | None = None,
+        websocket: bool = False,
     ) -> None:
-        """Serves until the client hangs up (stdio) or the process is interrupted (http).
-        ``store``, ``auth`` and the rest are those of :meth:`serve_http`."""
+        """Serves until the client hangs up (stdio) or the process is interrupted (http, ws).
+        ``store``, ``auth``, ``websocket`` and the rest are those of :meth:`serve_http`;
+        ``"ws"`` serves WebSocket alone (:meth:`serve_ws`, which takes no ``store``,
+        ``stateless`` or ``json_response``)."""
         if transport == "stdio":
             _run(self.serve_stdio())
         elif transport == "http":
@@ -533,6 +604,7 @@ class Server:
                     resource=resource,
                     authorization_servers=authorization_servers,
                     required_scopes=required_scopes,
+                    websocket=websocket,
                 )
                 print(f"listening on {http.url}", file=sys.stderr, flush=True)
                 try:
@@ -541,8 +613,32 @@ class Server:
                     await http.shutdown()
 
             _run(forever())
+        elif transport == "ws":
+            if store is not None or stateless or json_response or websocket:
+                raise ValueError(
+                    "run('ws') takes no store, stateless, json_response or websocket "
+                    "(use run('http', websocket=True) to serve both)"
+                )
+
+            async def forever_ws() -> None:
+                ws = await self.serve_ws(
+                    host,
+                    port,
+                    path=path,
+                    auth=auth,
+                    resource=resource,
+                    authorization_servers=authorization_servers,
+                    required_scopes=required_scopes,
+                )
+                print(f"listening on {ws.url}", file=sys.stderr, flush=True)
+                try:
+                    await asyncio.Event().wait()
+                finally:
+                    await ws.shutdown()
+
+            _run(forever_ws())
         else:
-            raise ValueError(f"unknown transport {transport!r} (use 'stdio' or 'http')")
+            raise ValueError(f"unknown transport {transport!r} (use 'stdio', 'http' or 'ws')")
 
 
 def _run(main: Awaitable[None]) -> None:

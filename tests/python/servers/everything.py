@@ -4,6 +4,7 @@ cancellable handlers, a printing handler, resources, templates, prompts and comp
 
 Run: python everything.py            (stdio)
      python everything.py --http     (Streamable HTTP on a free port; prints the URL)
+     python everything.py --ws       (WebSocket via run("ws") on a free port; prints the URL)
 """
 
 from __future__ import annotations
@@ -267,5 +268,7 @@ async def serve_http() -> None:
 if __name__ == "__main__":
     if "--http" in sys.argv:
         asyncio.run(serve_http())
+    elif "--ws" in sys.argv:
+        server.run("ws", port=0)
     else:
         server.run()

@@ -1,0 +1,309 @@
+"""WebSocket in the Python binding: ``Server.serve_ws`` / ``run("ws")`` /
+``serve_http(websocket=True)`` and ``Client.websocket``, over real sockets on 127.0.0.1.
+
+Happy paths (list, call, progress, a tool's error result; a child process serving with
+``run("ws")``; both transports on one port; an ``mcpServers`` entry of type ``ws``) each have a
+bad-input neighbour: bad URLs, nothing listening, a server shut down mid-call, an oversized
+message, a foreign ``Origin``, bad options.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import oxmcp
+import pytest
+from conftest import EVERYTHING, PY, stop
+from oxmcp.types import AccessClaims
+
+APP = "https://app.example"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def make_server() -> tuple[oxmcp.Server, asyncio.Event]:
+    server = oxmcp.Server("ws-test", "1.0.0")
+    started = asyncio.Event()
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    @server.tool()
+    async def count(n: int, ctx: oxmcp.Context) -> str:
+        for i in range(n):
+            await ctx.report_progress(i + 1, n, f"step {i + 1}")
+        return f"counted {n}"
+
+    @server.tool()
+    def refuse() -> str:
+        raise oxmcp.ToolError("told the model exactly this")
+
+    @server.tool()
+    async def hang() -> str:
+        started.set()
+        await asyncio.Event().wait()
+        return "unreachable"
+
+    return server, started
+
+
+@pytest.fixture
+async def served() -> AsyncIterator[tuple[oxmcp.WsServer, asyncio.Event]]:
+    server, started = make_server()
+    ws = await server.serve_ws(port=0, allowed_origins=[APP], max_message_bytes=4096)
+    try:
+        yield ws, started
+    finally:
+        await ws.shutdown()
+
+
+async def test_client_and_server_over_websocket(
+    served: tuple[oxmcp.WsServer, asyncio.Event],
+) -> None:
+    ws, _ = served
+    assert ws.url == f"ws://127.0.0.1:{ws.port}/mcp"
+    progress: list[tuple[float, float | None, str | None]] = []
+    async with oxmcp.Client.websocket(ws.url, name="ws-pytest", timeout=20) as c:
+        assert c.server["serverInfo"]["name"] == "ws-test"
+        names = sorted(t["name"] for t in (await c.list_tools())["tools"])
+        assert names == ["count", "echo", "hang", "refuse"]
+        result = await c.call_tool("echo", {"text": "héllo"})
+        assert result["content"] == [{"type": "text", "text": "héllo"}]
+        assert not result.get("isError")
+        counted = await c.call_tool(
+            "count", {"n": 3}, progress_callback=lambda p, t, m: progress.append((p, t, m))
+        )
+        assert counted["content"][0]["text"] == "counted 3"
+        for _ in range(50):
+            if len(progress) == 3:
+                break
+            await asyncio.sleep(0.01)
+        assert progress == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+        refused = await c.call_tool("refuse")
+        assert refused["isError"] is True
+        assert refused["content"][0]["text"] == "told the model exactly this"
+        # The bad-input neighbours of a call: an unknown tool, arguments of the wrong type.
+        with pytest.raises(oxmcp.RpcError):
+            await c.call_tool("nope")
+        wrong = await c.call_tool("echo", {"text": 5})
+        assert wrong["isError"] is True
+        await c.ping()
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://127.0.0.1:9/mcp", "not a url", "ws://", "ftp://127.0.0.1/mcp"],
+)
+async def test_a_bad_url_raises_the_typed_error(url: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(oxmcp.InvalidArgumentError):
+        await oxmcp.Client.websocket(url, connect_timeout=5)
+    assert time.monotonic() - started < 5
+
+
+async def test_nothing_listening_raises_within_the_connect_timeout() -> None:
+    url = f"ws://127.0.0.1:{free_port()}/mcp"
+    started = time.monotonic()
+    with pytest.raises(oxmcp.TransportError):
+        await oxmcp.Client.websocket(url, connect_timeout=3)
+    assert time.monotonic() - started < 3.5
+
+
+async def test_a_silent_server_raises_request_timeout_at_the_connect_timeout() -> None:
+    # A listening socket nobody answers: TCP connects (the backlog), the upgrade never does.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        url = f"ws://127.0.0.1:{silent.getsockname()[1]}/mcp"
+        started = time.monotonic()
+        with pytest.raises(oxmcp.RequestTimeoutError):
+            await oxmcp.Client.websocket(url, connect_timeout=0.5)
+        assert 0.4 < time.monotonic() - started < 5
+
+
+async def test_bad_client_options_raise_invalid_argument() -> None:
+    with pytest.raises(oxmcp.InvalidArgumentError):
+        await oxmcp.Client.websocket("ws://127.0.0.1:9/mcp", headers={"bad name": "x"})
+    with pytest.raises(oxmcp.InvalidArgumentError):
+        await oxmcp.Client.websocket("ws://127.0.0.1:9/mcp", connect_timeout=-1)
+
+
+async def test_a_server_shut_down_mid_call_fails_the_pending_call(
+    served: tuple[oxmcp.WsServer, asyncio.Event],
+) -> None:
+    ws, started = served
+    async with oxmcp.Client.websocket(ws.url, timeout=60) as c:
+        pending = asyncio.ensure_future(c.call_tool("hang"))
+        await asyncio.wait_for(started.wait(), 10)
+        await ws.shutdown()
+        with pytest.raises(oxmcp.ConnectionClosedError):
+            await asyncio.wait_for(pending, 10)
+        with pytest.raises(oxmcp.ConnectionClosedError):
+            await asyncio.wait_for(c.ping(), 10)
+
+
+async def test_an_oversized_message_closes_the_connection(
+    served: tuple[oxmcp.WsServer, asyncio.Event],
+) -> None:
+    ws, _ = served
+    async with oxmcp.Client.websocket(ws.url, timeout=20) as c:
+        fits = await c.call_tool("echo", {"text": "x" * 1024})
+        assert fits["content"][0]["text"] == "x" * 1024
+        with pytest.raises(oxmcp.ConnectionClosedError):
+            await asyncio.wait_for(c.call_tool("echo", {"text": "x" * 8192}), 10)
+    # The client's own cap: an answer bigger than it closes the socket from this side.
+    async with oxmcp.Client.websocket(ws.url, timeout=20, max_message_bytes=2048) as c:
+        with pytest.raises(oxmcp.ProtocolError, match="too big"):
+            await asyncio.wait_for(c.call_tool("echo", {"text": "y" * 3000}), 10)
+        # The socket is gone: later calls fail at once with the same cause.
+        with pytest.raises(oxmcp.ProtocolError, match="too big"):
+            await asyncio.wait_for(c.ping(), 10)
+
+
+async def test_a_foreign_origin_is_refused(
+    served: tuple[oxmcp.WsServer, asyncio.Event],
+) -> None:
+    ws, _ = served
+    async with oxmcp.Client.websocket(ws.url, headers={"Origin": APP}) as c:
+        await c.ping()
+    with pytest.raises(oxmcp.AuthError, match="403"):
+        await oxmcp.Client.websocket(
+            ws.url, headers={"Origin": "https://evil.example"}, connect_timeout=5
+        )
+
+
+async def test_bad_server_options_raise_invalid_argument() -> None:
+    server, _ = make_server()
+    with pytest.raises(oxmcp.InvalidArgumentError):
+        await server.serve_ws("localhost")
+    with pytest.raises(oxmcp.InvalidArgumentError):
+        # Tokens' audience cannot be known before listening on port 0.
+        await server.serve_ws(auth=lambda token: None)
+    with pytest.raises(ValueError):
+        server.run("ws", store="redis://127.0.0.1:6379/")
+    with pytest.raises(ValueError):
+        server.run("carrier-pigeon")  # type: ignore[arg-type]
+
+
+async def test_serve_http_with_websocket_takes_both_on_one_path() -> None:
+    server, _ = make_server()
+    http = await server.serve_http(port=0, websocket=True)
+    try:
+        ws_url = "ws://" + http.url.removeprefix("http://")
+        async with oxmcp.Client.websocket(ws_url, timeout=20) as c:
+            assert (await c.call_tool("echo", {"text": "ws"}))["content"][0]["text"] == "ws"
+        async with oxmcp.Client.http(http.url, timeout=20) as c:
+            assert (await c.call_tool("echo", {"text": "h"}))["content"][0]["text"] == "h"
+    finally:
+        await http.shutdown()
+    # Without websocket=True the same path refuses the upgrade.
+    plain = await server.serve_http(port=0)
+    try:
+        with pytest.raises(oxmcp.ProtocolError, match="upgrade"):
+            await oxmcp.Client.websocket(
+                "ws://" + plain.url.removeprefix("http://"), connect_timeout=5
+            )
+    finally:
+        await plain.shutdown()
+
+
+@pytest.fixture
+def child_ws_url() -> Iterator[str]:
+    """everything.py serving with ``run("ws", port=0)`` in a child process."""
+    proc = subprocess.Popen(
+        [PY, str(EVERYTHING), "--ws"],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert proc.stderr is not None
+    url = None
+    for line in proc.stderr:
+        if "listening on " in line:
+            url = line.split("listening on ", 1)[1].strip()
+            break
+    try:
+        assert url is not None, f"run('ws') never listened (exit {proc.poll()})"
+        yield url
+    finally:
+        stop(proc)
+
+
+async def test_run_ws_in_a_child_process(child_ws_url: str) -> None:
+    assert child_ws_url.startswith("ws://127.0.0.1:")
+    async with oxmcp.Client.websocket(child_ws_url, timeout=20) as c:
+        assert (await c.call_tool("add", {"a": 2, "b": 3}))["structuredContent"] == {"result": 5}
+        failed = await c.call_tool("tool_error")
+        assert failed["isError"] is True
+    # The neighbour: plain HTTP to a WebSocket-only server is no MCP endpoint.
+    with pytest.raises(oxmcp.McpError):
+        await oxmcp.Client.http(
+            "http://" + child_ws_url.removeprefix("ws://"), timeout=5, protocol_version="2025-11-25"
+        )
+
+
+async def test_a_ws_entry_in_a_host_config(
+    served: tuple[oxmcp.WsServer, asyncio.Event],
+) -> None:
+    ws, _ = served
+    config: dict[str, Any] = {
+        "mcpServers": {
+            "sock": {"type": "ws", "url": ws.url},
+            "dead": {"type": "ws", "url": f"ws://127.0.0.1:{free_port()}/mcp"},
+        }
+    }
+    async with oxmcp.Host.from_config(config, connect_timeout=5) as host:
+        result = await host.call_tool("sock", "echo", {"text": "via host"})
+        assert result["content"][0]["text"] == "via host"
+        states = {s["name"]: s for s in await host.status()}
+        assert states["sock"]["state"] == "connected", states
+        assert states["dead"]["state"] != "connected", states
+    with pytest.raises(oxmcp.ConfigError):
+        await oxmcp.Host.from_config({"mcpServers": {"bad": {"type": "ws"}}})
+
+
+async def test_bearer_tokens_are_checked_on_the_upgrade() -> None:
+    server, _ = make_server()
+    port = free_port()
+    resource = f"ws://127.0.0.1:{port}/mcp"
+
+    async def verify(token: str) -> AccessClaims | None:
+        if token == "good":
+            return {"subject": "alice", "scopes": ["mcp:read"], "audience": resource}
+        if token == "elsewhere":
+            return {"subject": "bob", "scopes": ["mcp:read"], "audience": "https://other/"}
+        return None
+
+    ws = await server.serve_ws(
+        port=port,
+        auth=verify,
+        authorization_servers=["https://auth.example.com"],
+        required_scopes=["mcp:read"],
+    )
+    try:
+        assert ws.url == resource
+        good = {"Authorization": "Bearer good"}
+        async with oxmcp.Client.websocket(ws.url, headers=good, timeout=20) as c:
+            assert (await c.call_tool("echo", {"text": "ok"}))["content"][0]["text"] == "ok"
+        for headers in (
+            {},
+            {"Authorization": "Bearer nope"},
+            {"Authorization": "Bearer elsewhere"},
+        ):
+            with pytest.raises(oxmcp.AuthError, match=r"40[13]"):
+                await oxmcp.Client.websocket(ws.url, headers=headers, connect_timeout=5)
+    finally:
+        await ws.shutdown()
