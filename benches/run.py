@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Runs oxmcp side by side with the official MCP SDKs and a raw limit, in one run, and writes
-`benches/RESULTS.md` and `benches/calls-per-second.png`.
+`benches/RESULTS.md`, `benches/calls-per-second.png` and `benches/growth.png`.
 
-    python3 benches/run.py [--rounds 3] [--only stdio,http,scaleout,clients,sessions,split] [--quick]
+    python3 benches/run.py [--rounds 3] [--only stdio,http,scaleout,clients,split,sessions,growth] [--quick]
 
 Every server is driven by the same fixed driver (`mcpload`: raw JSON-RPC, no MCP library)
 calling an `echo` tool; every client calls `echo` on the same raw server. Rounds are
@@ -12,7 +12,9 @@ and absolute figures drift between rounds while side-by-side ratios hold.
 
 Driver and server are pinned to CPU 0 for the headline (calls/s then ranks CPU cost per
 message: a cross-core wake-up costs ~35 µs here); `split` repeats a few rows with the server
-on CPU 1 as a sensitivity check. `make bench` builds and installs everything first.
+on CPU 1 as a sensitivity check. `growth` (once, after the rounds) measures how cost grows:
+1 KiB to 1 MiB results, a 10,000-tool catalogue, and 1 to 256 concurrent HTTP clients.
+`make bench` builds and installs everything first.
 """
 
 import argparse
@@ -76,6 +78,7 @@ CLIENTS = [
 
 SESSION_SERVERS = [
     ("oxmcp (Rust)", "oxmcp", [BIN / "oxmcp_echo", "--http", "{port}"], "1000,10000"),
+    # The bindings' rows are inserted here by extra_targets().
     ("TypeScript SDK 1.32", "anchor", [NODE, HERE / "node" / "anchor_server.mjs", "http", "{port}"], "1000"),
     ("Python SDK 2.3 low-level", "anchor", [PY, HERE / "python" / "anchor_server.py", "lowlevel", "http", "{port}"], "1000"),
 ]
@@ -94,6 +97,14 @@ SCALE_OUT = [
     ("proxy + 3 replicas, Redis", "oxmcp", [sys.executable, CLUSTER, "3", "{port}"]),
 ]
 
+# The catalogue rows: servers that can register tools at run time (BENCH_TOOLS). rmcp declares
+# its tools at compile time through its macros, so it has no row.
+CATALOGUE_TOOLS = 10_000
+CATALOGUE_NAMES = {"oxmcp (Rust)", "TypeScript SDK 1.32 McpServer", "Python SDK 2.3 low-level",
+                   "Python SDK 2.3 MCPServer", "FastMCP 4.2"}
+CONC_CLIENTS = [1, 8, 64, 256]
+PAYLOADS = [("payload-1k", "1 KiB"), ("payload-64k", "64 KiB"), ("payload-1m", "1 MiB")]
+
 SPLIT_NAMES = {"raw limit (serde_json, blocking std I/O)", "oxmcp (Rust)", "rmcp 3.11 stdio_pipes()",
                "TypeScript SDK 1.32 McpServer", "Python SDK 2.3 low-level"}
 
@@ -111,14 +122,24 @@ def extra_targets() -> None:
     venv = HERE / "python" / ".venv-oxmcp" / "bin" / "python"
     node_bind = HERE / "bindings" / "oxmcp_node_echo.mjs"
     if node_bind.exists() and (HERE / "bindings" / "node_modules" / "oxmcp").exists():
-        after_rust(STDIO_SERVERS, ("oxmcp-Node (JS handler)", "oxmcp", [NODE, node_bind, "stdio"]))
-        after_rust(HTTP_SERVERS, ("oxmcp-Node (JS handler)", "oxmcp", [NODE, node_bind, "http", "{port}"]))
+        # The async handler first: it is how the README (and most users) write one.
+        for flavour in ["async", "sync"]:
+            name = f"oxmcp-Node ({flavour} handler)"
+            after_rust(STDIO_SERVERS, (name, "oxmcp", [NODE, node_bind, flavour, "stdio"]))
+            after_rust(HTTP_SERVERS, (name, "oxmcp", [NODE, node_bind, flavour, "http", "{port}"]))
         after_rust(CLIENTS, ("oxmcp-Node", "oxmcp", [NODE, HERE / "bindings" / "oxmcp_node_client.mjs", *RAW]))
+        after_rust(SESSION_SERVERS, ("oxmcp-Node (async handler)", "oxmcp",
+                                     [NODE, node_bind, "async", "http", "{port}"], "1000,10000"))
+        CATALOGUE_NAMES.add("oxmcp-Node (async handler)")
     if py_bind.exists() and venv.exists():
-        after_rust(STDIO_SERVERS, ("oxmcp-Python (def handler)", "oxmcp", [venv, py_bind, "def", "stdio"]))
-        after_rust(STDIO_SERVERS, ("oxmcp-Python (async def handler)", "oxmcp", [venv, py_bind, "async", "stdio"]))
-        after_rust(HTTP_SERVERS, ("oxmcp-Python (def handler)", "oxmcp", [venv, py_bind, "def", "http", "{port}"]))
+        for flavour in ["def", "async def"]:
+            name = f"oxmcp-Python ({flavour} handler)"
+            after_rust(STDIO_SERVERS, (name, "oxmcp", [venv, py_bind, flavour.split()[0], "stdio"]))
+            after_rust(HTTP_SERVERS, (name, "oxmcp", [venv, py_bind, flavour.split()[0], "http", "{port}"]))
         after_rust(CLIENTS, ("oxmcp-Python", "oxmcp", [venv, HERE / "bindings" / "oxmcp_python_client.py", *RAW]))
+        after_rust(SESSION_SERVERS, ("oxmcp-Python (def handler)", "oxmcp",
+                                     [venv, py_bind, "def", "http", "{port}"], "1000,10000"))
+        CATALOGUE_NAMES.add("oxmcp-Python (def handler)")
 
 
 def run_json_lines(cmd: list, timeout: float = 180) -> list[dict]:
@@ -141,8 +162,9 @@ def run_json_lines(cmd: list, timeout: float = 180) -> list[dict]:
     return rows
 
 
-def drive(mode: str, cmd: list, pin: str = "same", extra: list | None = None) -> list[dict]:
-    return run_json_lines([BIN / "mcpload", mode, "--pin", pin, *(extra or []), "--", *cmd])
+def drive(mode: str, cmd: list, pin: str = "same", extra: list | None = None,
+          timeout: float = 180) -> list[dict]:
+    return run_json_lines([BIN / "mcpload", mode, "--pin", pin, *(extra or []), "--", *cmd], timeout)
 
 
 def client(cmd: list) -> list[dict]:
@@ -188,6 +210,20 @@ def measure(rounds: int, only: set[str], log) -> list[dict]:
         for name, kind, cmd, counts in SESSION_SERVERS:
             print(f"  idle sessions {name}", file=sys.stderr)
             record("sessions", name, kind, 0, drive("sessions", cmd, extra=["--counts", counts]))
+    if "growth" in only:
+        print("growth", file=sys.stderr)
+        for name, kind, cmd in STDIO_SERVERS:
+            print(f"  payload {name}", file=sys.stderr)
+            record("payload", name, kind, 0, drive("payload", cmd))
+        for name, kind, cmd in STDIO_SERVERS:
+            if name in CATALOGUE_NAMES:
+                print(f"  catalogue {name}", file=sys.stderr)
+                record("catalogue", name, kind, 0,
+                       drive("catalogue", cmd, extra=["--tools", str(CATALOGUE_TOOLS)], timeout=600))
+        for name, kind, cmd in HTTP_SERVERS:
+            print(f"  concurrency {name}", file=sys.stderr)
+            record("conc", name, kind, 0,
+                   drive("conc", cmd, extra=["--clients", ",".join(map(str, CONC_CLIENTS))]))
     return rows
 
 
@@ -304,6 +340,119 @@ def chart(rows, path: Path) -> bool:
     return True
 
 
+def growth_tables(rows, md):
+    """The growth sections: result size, catalogue size, concurrent clients."""
+    limit = STDIO_SERVERS[0][0]
+    if any(r["group"] == "payload" for r in rows):
+        md += ["## Growth: result size (stdio, sequential `echo`, one run)", "",
+               "| server | " + " | ".join(f"{label} calls/s | ÷limit" for _, label in PAYLOADS)
+               + " | MiB/s at 1 MiB | srv CPU µs/KiB at 1 MiB |",
+               "|---|" + "---|---|" * len(PAYLOADS) + "---|---|"]
+        for name, kind, *_ in STDIO_SERVERS:
+            line = [f"**{name}**" if kind == "oxmcp" else name]
+            for scenario, _ in PAYLOADS:
+                line.append(fmt(med(cells(rows, "payload", name, scenario, "calls_s"))))
+                line.append(fmt(paired_ratio(rows, "payload", name, limit, scenario), 2)
+                            if kind != "limit" else "")
+            big = med(cells(rows, "payload", name, "payload-1m", "calls_s"))
+            cpu = med(cells(rows, "payload", name, "payload-1m", "cpu_us"))
+            line += [fmt(big, 0) if big else "–", fmt(cpu / 1024, 2) if cpu else "–"]
+            md.append("| " + " | ".join(line) + " |")
+        md += ["", "The request carries the same text as the result (`echo`), so each call moves "
+               "twice the size named; MiB/s counts the result only.", ""]
+    if any(r["group"] == "catalogue" for r in rows):
+        md += [f"## Growth: a catalogue of {CATALOGUE_TOOLS:,} tools (stdio, one run)", "",
+               "| server | full tools/list ms | pages | startup to first answer ms | RSS MiB | "
+               "bytes per tool |", "|---|---|---|---|---|---|"]
+        for name, kind, *_ in STDIO_SERVERS:
+            found = [r for r in rows if r["group"] == "catalogue" and r["target"] == name]
+            if not found:
+                continue
+            r = found[0]
+            label = f"**{name}**" if kind == "oxmcp" else name
+            md.append(f"| {label} | {fmt(r['list_ms'], 1)} | {r['pages']} | {fmt(r['startup_ms'], 0)} | "
+                      f"{r['rss_kib'] / 1024:.1f} | {fmt(r['bytes_per_tool'])} |")
+        md += ["", "A full listing follows `nextCursor` to the end. Bytes per tool: RSS with the "
+               "catalogue minus RSS of the same server without it, over the tool count. rmcp declares "
+               "its tools at compile time (macros), so it has no row.", ""]
+    if any(r["group"] == "conc" for r in rows):
+        md += ["## Growth: concurrent Streamable HTTP clients (one run)", "",
+               "| server | " + " | ".join(f"{n} calls/s | {n} p99 ms" for n in CONC_CLIENTS) + " |",
+               "|---|" + "---|---|" * len(CONC_CLIENTS)]
+        for name, kind, *_ in HTTP_SERVERS:
+            line = [f"**{name}**" if kind == "oxmcp" else name]
+            for n in CONC_CLIENTS:
+                line.append(fmt(med(cells(rows, "conc", name, f"conc-{n}", "calls_s"))))
+                p99 = med(cells(rows, "conc", name, f"conc-{n}", "p99_us"))
+                line.append(fmt(p99 / 1000, 2) if p99 else "–")
+            md.append("| " + " | ".join(line) + " |")
+        md += ["", "Each client is a session on its own keep-alive connection; driver and server "
+               "share CPU 0, so throughput cannot grow with clients: the table shows what the "
+               "extra connections cost and how latency spreads.", ""]
+
+
+def growth_chart(rows, path: Path) -> bool:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    if not any(r["group"] in {"payload", "conc", "catalogue"} for r in rows):
+        return False
+    fig, axes = plt.subplots(2, 2, figsize=(14, 10))
+    style = {"limit": dict(color="#555555", lw=2.5, ls="--"), "reference": dict(color="#bbbbbb", ls=":")}
+
+    def line_style(kind, i):
+        if kind == "oxmcp":
+            return dict(lw=2.2, marker="o", color=["#d9480f", "#f08c00", "#e8590c", "#c2255c", "#ae3ec9"][i % 5])
+        return style.get(kind, dict(marker=".", alpha=0.8))
+
+    ax = axes[0][0]
+    sizes = [1, 64, 1024]
+    for i, (name, kind, *_) in enumerate(STDIO_SERVERS):
+        ys = [med(cells(rows, "payload", name, sc, "calls_s")) for sc, _ in PAYLOADS]
+        if all(ys):
+            ax.plot(sizes, [y * s / 1024 for y, s in zip(ys, sizes)], label=name, **line_style(kind, i))
+    ax.set(xscale="log", yscale="log", xlabel="result size (KiB)", ylabel="MiB/s of results",
+           title="Result size (stdio): throughput in bytes")
+    ax.legend(fontsize=7)
+    ax = axes[0][1]
+    for i, (name, kind, *_) in enumerate(HTTP_SERVERS):
+        ys = [med(cells(rows, "conc", name, f"conc-{n}", "calls_s")) for n in CONC_CLIENTS]
+        if all(ys):
+            ax.plot(CONC_CLIENTS, ys, label=name, **line_style(kind, i))
+    ax.set(xscale="log", yscale="log", xlabel="concurrent HTTP clients", ylabel="calls/s",
+           title="Concurrent clients (Streamable HTTP): throughput")
+    ax.legend(fontsize=7)
+    ax = axes[1][0]
+    for i, (name, kind, *_) in enumerate(HTTP_SERVERS):
+        ys = [med(cells(rows, "conc", name, f"conc-{n}", "p99_us")) for n in CONC_CLIENTS]
+        if all(ys):
+            ax.plot(CONC_CLIENTS, [y / 1000 for y in ys], label=name, **line_style(kind, i))
+    ax.set(xscale="log", yscale="log", xlabel="concurrent HTTP clients", ylabel="p99 latency (ms)",
+           title="Concurrent clients (Streamable HTTP): p99 latency")
+    ax.legend(fontsize=7)
+    ax = axes[1][1]
+    bars = [(f"{r['target']} (tool)", r["bytes_per_tool"], r["kind"]) for r in rows if r["group"] == "catalogue"]
+    idle = {}
+    for r in rows:
+        if r["group"] == "sessions":
+            idle[r["target"]] = (max(idle.get(r["target"], (0,))[0], r["bytes_per_session"]), r["kind"])
+    bars += [(f"{t} (idle session)", v, k) for t, (v, k) in idle.items()]
+    if bars:
+        ax.barh([b[0] for b in bars][::-1], [b[1] / 1024 for b in bars][::-1],
+                color=["#d9480f" if b[2] == "oxmcp" else "#1c7ed6" for b in bars][::-1])
+        ax.set(xlabel="KiB", title=f"Memory per tool ({CATALOGUE_TOOLS:,} registered) and per idle HTTP session")
+        for i, b in enumerate(bars[::-1]):
+            ax.text(b[1] / 1024, i, f" {b[1] / 1024:.1f}", va="center", fontsize=7)
+        ax.tick_params(axis="y", labelsize=7)
+    fig.suptitle("How cost grows: oxmcp (orange) beside the official SDKs (blue) and the limits (grey)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    return True
+
+
 def versions() -> dict:
     def cmd(*c):
         try:
@@ -396,11 +545,14 @@ def report(rows, rounds, started, elapsed, load):
         for r in [r for r in rows if r["group"] == "sessions"]:
             md.append(f"| {r['target']} | {r['sessions']:,} | {r['rss_kib'] / 1024:.1f} | {r['bytes_per_session']:,.0f} |")
         md.append("")
+    if any(r["group"] in {"payload", "catalogue", "conc"} for r in rows):
+        md += ["![how cost grows](growth.png)", ""]
+        growth_tables(rows, md)
     goals.table(rows, md)
     notes = HERE / "NOTES.md"
     if notes.exists():
         md += [notes.read_text().strip(), ""]
-    md += ["## Reproduce", "", "```sh", "make bench            # builds, installs the pinned anchors, runs 3 rounds (~10 min)",
+    md += ["## Reproduce", "", "```sh", "make bench            # builds, installs the pinned anchors, runs 3 rounds and the growth rows (~15 min)",
            "python3 benches/run.py --rounds 1 --only stdio   # one group, after make bench built everything", "```",
            "", "Raw rows of this run: `benches/results/<stamp>/raw.jsonl` (not committed)."]
     return "\n".join(md) + "\n"
@@ -409,7 +561,7 @@ def report(rows, rounds, started, elapsed, load):
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--only", default="stdio,http,scaleout,clients,split,sessions")
+    parser.add_argument("--only", default="stdio,http,scaleout,clients,split,sessions,growth")
     parser.add_argument("--quick", action="store_true", help="short stop rule, for trying the harness")
     args = parser.parse_args()
     if args.quick:
@@ -434,8 +586,10 @@ def main() -> int:
     if not args.quick and full:
         (HERE / "RESULTS.md").write_text(text)
         chart(rows, HERE / "calls-per-second.png")
+        growth_chart(rows, HERE / "growth.png")
     else:
         chart(rows, out / "calls-per-second.png")
+        growth_chart(rows, out / "growth.png")
     print(text)
     print(f"bench: {len(rows)} rows in {out}", file=sys.stderr)
     return 0

@@ -2,47 +2,22 @@
 the other client benchmarks do: warm-up, sequential, batches of 16 concurrent calls."""
 
 import asyncio
-import json
-import os
-import resource
 import sys
-import time
+from functools import partial
+from pathlib import Path
 
 from oxmcp import Client
 
-MIN_CALLS = int(float(os.environ.get("BENCH_MIN_CALLS", "10000")))
-MIN_SECS = float(os.environ.get("BENCH_MIN_SECS", "1"))
-MAX_SECS = float(os.environ.get("BENCH_MAX_SECS", "3"))
-
-
-def cpu_us() -> float:
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return (r.ru_utime + r.ru_stime) * 1e6
-
-
-def done(calls: int, secs: float) -> bool:
-    return secs >= MAX_SECS or (calls >= MIN_CALLS and secs >= MIN_SECS)
+# The timing is the Python benchmarks' shared one (benches/python/client_timing.py).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
+from client_timing import BATCH, time_calls  # noqa: E402
 
 
 async def main(command: list[str]) -> None:
     args = {"text": "hello from the benchmark"}
     async with Client.stdio(command[0], command[1:]) as client:
-        for _ in range(200):
-            await client.call_tool("echo", args)
-        c0, t0, seq = cpu_us(), time.perf_counter(), 0
-        while not done(seq, time.perf_counter() - t0):
-            await client.call_tool("echo", args)
-            seq += 1
-        seq_secs, seq_cpu = time.perf_counter() - t0, cpu_us() - c0
-        c1, t1, conc = cpu_us(), time.perf_counter(), 0
-        while not done(conc, time.perf_counter() - t1):
-            await asyncio.gather(*(client.call_tool("echo", args) for _ in range(16)))
-            conc += 16
-        conc_secs, conc_cpu = time.perf_counter() - t1, cpu_us() - c1
-    print(json.dumps({
-        "seq_calls_s": seq / seq_secs, "seq_cpu_us": seq_cpu / seq,
-        "conc16_calls_s": conc / conc_secs, "conc16_cpu_us": conc_cpu / conc,
-    }))
+        call = partial(client.call_tool, "echo", args)
+        await time_calls(call, lambda: asyncio.gather(*(call() for _ in range(BATCH))))
 
 
 if __name__ == "__main__":

@@ -2,8 +2,11 @@
 
     python oxmcp_python_echo.py def|async stdio
     python oxmcp_python_echo.py def|async http PORT
+
+With BENCH_TOOLS=N it registers N more tools (the catalogue rows).
 """
 
+import os
 import sys
 
 from oxmcp import Server
@@ -23,7 +26,18 @@ else:
         return text
 
 
+def catalogue_tool(i: int) -> None:
+    def tool_n(n: int = 0) -> str:
+        return str(i)
+
+    server.tool(name=f"tool_{i}", description=f"Tool number {i} of the catalogue")(tool_n)
+
+
+for i in range(int(os.environ.get("BENCH_TOOLS", "0"))):
+    catalogue_tool(i)
+
 if sys.argv[2] == "stdio":
     server.run()
 else:
-    server.run("http", host="127.0.0.1", port=int(sys.argv[3]))
+    # JSON responses, the mode the raw hyper limit answers in (as the Node row does).
+    server.run("http", host="127.0.0.1", port=int(sys.argv[3]), json_response=True)

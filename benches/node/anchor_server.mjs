@@ -2,6 +2,7 @@
 //   node anchor_server.mjs stdio
 //   node anchor_server.mjs http|http-json PORT   (createMcpExpressApp + a stateful
 //                                                 StreamableHTTPServerTransport per session)
+// With BENCH_TOOLS=N it registers N more tools (the catalogue rows).
 import { randomUUID } from "node:crypto";
 
 import { createMcpExpressApp } from "@modelcontextprotocol/sdk/server/express.js";
@@ -18,6 +19,13 @@ function build() {
     { description: "Echo the text", inputSchema: { text: z.string() } },
     async ({ text }) => ({ content: [{ type: "text", text }] }),
   );
+  for (let i = 0; i < Number(process.env.BENCH_TOOLS ?? 0); i++) {
+    server.registerTool(
+      `tool_${i}`,
+      { description: `Tool number ${i} of the catalogue`, inputSchema: { n: z.number().int().optional() } },
+      async () => ({ content: [{ type: "text", text: String(i) }] }),
+    );
+  }
   return server;
 }
 

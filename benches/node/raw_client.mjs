@@ -3,12 +3,7 @@
 // resolve a promise by id). Same warm-up, stop rule and output as the other client
 // benchmarks. A reference row: how far a JS-hosted client can go on this machine.
 import { spawn } from "node:child_process";
-
-const env = (name, d) => Number(process.env[name] ?? d);
-const [MIN_CALLS, MIN_SECS, MAX_SECS] = [env("BENCH_MIN_CALLS", 10000), env("BENCH_MIN_SECS", 1), env("BENCH_MAX_SECS", 3)];
-const done = (calls, secs) => secs >= MAX_SECS || (calls >= MIN_CALLS && secs >= MIN_SECS);
-const cpuUs = () => { const u = process.cpuUsage(); return u.user + u.system; };
-const now = () => Number(process.hrtime.bigint()) / 1e9;
+import { timeCalls } from "./client_timing.mjs";
 
 const [command, ...args] = process.argv.slice(2);
 const child = spawn(command, args, { stdio: ["pipe", "pipe", "inherit"] });
@@ -33,15 +28,5 @@ const request = (method, params) => new Promise((resolve) => {
 await request("initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw-js", version: "1" } });
 child.stdin.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n");
 const call = () => request("tools/call", { name: "echo", arguments: { text: "hello from the benchmark" } });
-for (let i = 0; i < 200; i++) await call();
-let [c0, t0, seq] = [cpuUs(), now(), 0];
-while (!done(seq, now() - t0)) { await call(); seq++; }
-const [seqSecs, seqCpu] = [now() - t0, cpuUs() - c0];
-let [c1, t1, conc] = [cpuUs(), now(), 0];
-while (!done(conc, now() - t1)) { await Promise.all(Array.from({ length: 16 }, call)); conc += 16; }
-const [concSecs, concCpu] = [now() - t1, cpuUs() - c1];
-console.log(JSON.stringify({
-  seq_calls_s: seq / seqSecs, seq_cpu_us: seqCpu / seq,
-  conc16_calls_s: conc / concSecs, conc16_cpu_us: concCpu / conc,
-}));
+await timeCalls(call);
 child.stdin.end();

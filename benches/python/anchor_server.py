@@ -4,24 +4,42 @@
     python anchor_server.py lowlevel|mcpserver|fastmcp http|http-json PORT
 
 The low-level server is the SDK's fastest path; MCPServer is its decorator API (FastMCP
-renamed in mcp 2.x); fastmcp is the separate PyPI package many users start from.
+renamed in mcp 2.x); fastmcp is the separate PyPI package many users start from. With
+BENCH_TOOLS=N each registers N more tools (the catalogue rows).
 """
 
 import asyncio
+import os
 import sys
 
 import mcp_types as types
 
 SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+EXTRA = int(os.environ.get("BENCH_TOOLS", "0"))
+N_SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}}
+
+
+def catalogue_tool(add, i: int) -> None:
+    """Registers `tool_i` through a decorator-style `add(name=, description=)`."""
+
+    async def tool_n(n: int = 0) -> str:
+        return str(i)
+
+    add(name=f"tool_{i}", description=f"Tool number {i} of the catalogue")(tool_n)
 
 
 def lowlevel():
     from mcp.server.lowlevel import Server
 
+    # The low-level server has no registry: its list handler is the catalogue, built once.
+    tools = types.ListToolsResult.model_validate(
+        {"tools": [{"name": "echo", "description": "Echo the text", "inputSchema": SCHEMA}]
+         + [{"name": f"tool_{i}", "description": f"Tool number {i} of the catalogue",
+             "inputSchema": N_SCHEMA} for i in range(EXTRA)]}
+    )
+
     async def list_tools(ctx, params):
-        return types.ListToolsResult.model_validate(
-            {"tools": [{"name": "echo", "description": "Echo the text", "inputSchema": SCHEMA}]}
-        )
+        return tools
 
     async def call_tool(ctx, params):
         text = (params.arguments or {}).get("text", "")
@@ -39,6 +57,8 @@ def mcpserver():
     async def echo(text: str) -> str:
         return text
 
+    for i in range(EXTRA):
+        catalogue_tool(server.tool, i)
     return server
 
 
@@ -52,6 +72,8 @@ def fastmcp():
         """Echo the text"""
         return text
 
+    for i in range(EXTRA):
+        catalogue_tool(server.tool, i)
     return server
 
 

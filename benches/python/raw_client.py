@@ -5,23 +5,10 @@ how far a client on an asyncio loop can go on this machine."""
 
 import asyncio
 import json
-import os
-import resource
 import sys
-import time
+from functools import partial
 
-MIN_CALLS = int(float(os.environ.get("BENCH_MIN_CALLS", "10000")))
-MIN_SECS = float(os.environ.get("BENCH_MIN_SECS", "1"))
-MAX_SECS = float(os.environ.get("BENCH_MAX_SECS", "3"))
-
-
-def cpu_us() -> float:
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return (r.ru_utime + r.ru_stime) * 1e6
-
-
-def done(calls: int, secs: float) -> bool:
-    return secs >= MAX_SECS or (calls >= MIN_CALLS and secs >= MIN_SECS)
+from client_timing import BATCH, time_calls
 
 
 async def main(command: list[str]) -> None:
@@ -54,22 +41,8 @@ async def main(command: list[str]) -> None:
                                  "clientInfo": {"name": "raw-python", "version": "1"}})
     stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
     args = {"name": "echo", "arguments": {"text": "hello from the benchmark"}}
-    for _ in range(200):
-        await request("tools/call", args)
-    c0, t0, seq = cpu_us(), time.perf_counter(), 0
-    while not done(seq, time.perf_counter() - t0):
-        await request("tools/call", args)
-        seq += 1
-    seq_secs, seq_cpu = time.perf_counter() - t0, cpu_us() - c0
-    c1, t1, conc = cpu_us(), time.perf_counter(), 0
-    while not done(conc, time.perf_counter() - t1):
-        await asyncio.gather(*(request("tools/call", args) for _ in range(16)))
-        conc += 16
-    conc_secs, conc_cpu = time.perf_counter() - t1, cpu_us() - c1
-    print(json.dumps({
-        "seq_calls_s": seq / seq_secs, "seq_cpu_us": seq_cpu / seq,
-        "conc16_calls_s": conc / conc_secs, "conc16_cpu_us": conc_cpu / conc,
-    }))
+    call = partial(request, "tools/call", args)
+    await time_calls(call, lambda: asyncio.gather(*(call() for _ in range(BATCH))))
     stdin.close()
     read_task.cancel()
     await proc.wait()

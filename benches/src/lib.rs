@@ -1,6 +1,7 @@
 //! Shared pieces of the benchmark binaries: the raw limit's message handling, process
-//! measurements read from `/proc`, and CPU pinning.
+//! measurements read from `/proc`, the clients' timing, and CPU pinning.
 
+pub mod client_timing;
 pub mod proc_stats;
 pub mod raw;
 

@@ -1,6 +1,7 @@
 //! The `echo` tool served by oxmcp as a user would write it: stdio by default,
 //! `--http PORT [--json]` for Streamable HTTP (SSE answers, or JSON with `--json`), and
-//! `--store redis://HOST:PORT/` to keep sessions in Redis (the scale-out rows).
+//! `--store redis://HOST:PORT/` to keep sessions in Redis (the scale-out rows). With
+//! `BENCH_TOOLS=N` it registers N more tools (the catalogue rows).
 
 use oxmcp::{
     protocol::{CallToolResult, Tool},
@@ -39,6 +40,20 @@ fn main() -> oxmcp::Result<()> {
                 ))
             },
         )?;
+        let extra: usize = std::env::var("BENCH_TOOLS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        for i in 0..extra {
+            server.add_tool(
+                Tool::new(
+                    format!("tool_{i}"),
+                    format!("Tool number {i} of the catalogue"),
+                    json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
+                ),
+                move |_args: Value, _ctx| async move { Ok(CallToolResult::text(i.to_string())) },
+            )?;
+        }
         match http_port {
             None => server.serve_stdio().await,
             Some(port) => {

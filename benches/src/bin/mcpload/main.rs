@@ -6,7 +6,12 @@
 //! mcpload stdio [--pin same|split|none] -- CMD ARGS...          seq-small, seq-10k, pipe16
 //! mcpload http  [--pin same|split|none] -- CMD ARGS... {port}   seq, conc8
 //! mcpload sessions --counts 1000,10000 -- CMD ARGS... {port}    RSS per idle session
+//! mcpload payload [--pin ..] -- CMD ARGS...                    1 KiB, 64 KiB, 1 MiB echoes
+//! mcpload catalogue --tools 10000 -- CMD ARGS...               paged tools/list, RSS per tool
+//! mcpload conc --clients 1,8,64,256 -- CMD ARGS... {port}       concurrent HTTP clients
 //! ```
+//!
+//! The last three measure how cost grows with the work (see `growth.rs`).
 //!
 //! One JSON line per scenario goes to stdout: calls/s, p50/p99 latency, server CPU µs and
 //! context switches per call (summed over the server's threads and child processes, from
@@ -31,6 +36,8 @@ use oxmcp_bench::{
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
+
+mod growth;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -71,6 +78,21 @@ fn main() -> Result<(), BoxError> {
                 .collect();
             tokio_main(sessions(command, server_cpu, counts))
         }
+        "payload" => growth::payload(command, server_cpu, rule),
+        "catalogue" => {
+            let tools = flag("--tools")
+                .and_then(|t| t.parse().ok())
+                .unwrap_or(10_000);
+            growth::catalogue(command, server_cpu, rule, tools)
+        }
+        "conc" => {
+            let clients: Vec<usize> = flag("--clients")
+                .unwrap_or_else(|| "1,8,64,256".into())
+                .split(',')
+                .filter_map(|c| c.parse().ok())
+                .collect();
+            tokio_main(growth::concurrency(command, server_cpu, rule, clients))
+        }
         other => Err(format!("unknown mode `{other}`").into()),
     }
 }
@@ -91,8 +113,20 @@ fn spawn(
     port: Option<u16>,
     piped: bool,
 ) -> Result<Child, BoxError> {
+    spawn_with(command, cpu, port, piped, &[])
+}
+
+/// [`spawn`] with environment variables set for the server (the catalogue's `BENCH_TOOLS`).
+fn spawn_with(
+    command: &[String],
+    cpu: Option<usize>,
+    port: Option<u16>,
+    piped: bool,
+    env: &[(&str, String)],
+) -> Result<Child, BoxError> {
     let (program, rest) = command.split_first().ok_or("empty command")?;
     let mut cmd = Command::new(program);
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
     for a in rest {
         match port {
             Some(p) => cmd.arg(a.replace("{port}", &p.to_string())),
@@ -220,6 +254,27 @@ struct StdioPeer {
 }
 
 impl StdioPeer {
+    /// Takes the child's pipes.
+    fn of(child: &mut Child) -> Result<StdioPeer, BoxError> {
+        Ok(StdioPeer {
+            input: child.stdin.take().ok_or("no stdin")?,
+            output: BufReader::with_capacity(256 * 1024, child.stdout.take().ok_or("no stdout")?),
+            line: String::new(),
+        })
+    }
+
+    /// `initialize`, `initialized`, then a `tools/list` with id 1, as a host's first steps
+    /// are. Returns the ms from `started` to the `initialize` answer (the startup time).
+    fn handshake(&mut self, started: Instant) -> Result<f64, BoxError> {
+        self.send(&initialize(0))?;
+        self.answer()?;
+        let startup_ms = started.elapsed().as_secs_f64() * 1000.0;
+        self.send(INITIALIZED)?;
+        self.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)?;
+        self.answer()?;
+        Ok(startup_ms)
+    }
+
     fn send(&mut self, line: &str) -> Result<(), BoxError> {
         self.input.write_all(line.as_bytes())?;
         self.input.write_all(b"\n")?;
@@ -241,51 +296,51 @@ impl StdioPeer {
     }
 }
 
+/// Sequential `echo` calls of `text` after `warmup` unmeasured ones, until the stop rule.
+fn stdio_seq(
+    peer: &mut StdioPeer,
+    pid: u32,
+    text: &str,
+    rule: StopRule,
+    warmup: u32,
+    next_id: &mut u64,
+) -> Result<Sample, BoxError> {
+    for _ in 0..warmup {
+        peer.send(&call(*next_id, text))?;
+        check(&peer.answer()?, *next_id, text)?;
+        *next_id += 1;
+    }
+    let before = Counters::read_tree(pid);
+    let t0 = Instant::now();
+    let mut latencies = Vec::with_capacity(rule.min_calls as usize * 2);
+    let mut calls = 0;
+    while !rule.done(calls, t0.elapsed().as_secs_f64()) {
+        let t = Instant::now();
+        peer.send(&call(*next_id, text))?;
+        check(&peer.answer()?, *next_id, text)?;
+        latencies.push(t.elapsed().as_nanos() as u64);
+        *next_id += 1;
+        calls += 1;
+    }
+    Ok(Sample {
+        calls,
+        secs: t0.elapsed().as_secs_f64(),
+        latencies_ns: latencies,
+        server: Counters::read_tree(pid).since(before),
+    })
+}
+
 fn stdio(command: &[String], cpu: Option<usize>, rule: StopRule) -> Result<(), BoxError> {
     let started = Instant::now();
     let mut child = spawn(command, cpu, None, true)?;
     let pid = child.id();
-    let mut peer = StdioPeer {
-        input: child.stdin.take().ok_or("no stdin")?,
-        output: BufReader::with_capacity(256 * 1024, child.stdout.take().ok_or("no stdout")?),
-        line: String::new(),
-    };
-    peer.send(&initialize(0))?;
-    peer.answer()?;
-    let startup_ms = started.elapsed().as_secs_f64() * 1000.0;
-    peer.send(INITIALIZED)?;
-    peer.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)?;
-    peer.answer()?;
+    let mut peer = StdioPeer::of(&mut child)?;
+    let startup_ms = peer.handshake(started)?;
     let (rss_init, _) = memory_kib(pid);
     let mut next_id = 2u64;
-    let seq = |peer: &mut StdioPeer, text: &str, next_id: &mut u64| -> Result<Sample, BoxError> {
-        for _ in 0..200 {
-            peer.send(&call(*next_id, text))?;
-            check(&peer.answer()?, *next_id, text)?;
-            *next_id += 1;
-        }
-        let before = Counters::read_tree(pid);
-        let t0 = Instant::now();
-        let mut latencies = Vec::with_capacity(rule.min_calls as usize * 2);
-        let mut calls = 0;
-        while !rule.done(calls, t0.elapsed().as_secs_f64()) {
-            let t = Instant::now();
-            peer.send(&call(*next_id, text))?;
-            check(&peer.answer()?, *next_id, text)?;
-            latencies.push(t.elapsed().as_nanos() as u64);
-            *next_id += 1;
-            calls += 1;
-        }
-        Ok(Sample {
-            calls,
-            secs: t0.elapsed().as_secs_f64(),
-            latencies_ns: latencies,
-            server: Counters::read_tree(pid).since(before),
-        })
-    };
-    seq(&mut peer, SMALL, &mut next_id)?.report("seq-small");
+    stdio_seq(&mut peer, pid, SMALL, rule, 200, &mut next_id)?.report("seq-small");
     let big = "x".repeat(10 * 1024);
-    seq(&mut peer, &big, &mut next_id)?.report("seq-10k");
+    stdio_seq(&mut peer, pid, &big, rule, 200, &mut next_id)?.report("seq-10k");
     // 16 in flight: one write of 16 requests, then their 16 answers in any order.
     let before = Counters::read_tree(pid);
     let t0 = Instant::now();
@@ -447,6 +502,40 @@ async fn start_http(
     }
 }
 
+/// Every session calls `echo` in a loop, all at once, until the stop rule (on the total).
+async fn concurrent(
+    sessions: &mut [HttpSession],
+    pid: u32,
+    rule: StopRule,
+) -> Result<Sample, BoxError> {
+    let before = Counters::read_tree(pid);
+    let t0 = Instant::now();
+    let n = sessions.len() as u64;
+    let runs = sessions.iter_mut().map(|s| async move {
+        let (mut calls, mut latencies) = (0u64, Vec::new());
+        // Each session stops by the shared clock; calls are counted per session.
+        while !rule.done(calls * n, t0.elapsed().as_secs_f64()) {
+            let t = Instant::now();
+            s.echo(1000 + calls, SMALL).await?;
+            latencies.push(t.elapsed().as_nanos() as u64);
+            calls += 1;
+        }
+        Ok::<_, BoxError>((calls, latencies))
+    });
+    let (mut calls, mut latencies) = (0u64, Vec::new());
+    for r in futures::future::join_all(runs).await {
+        let (c, l) = r?;
+        calls += c;
+        latencies.extend(l);
+    }
+    Ok(Sample {
+        calls,
+        secs: t0.elapsed().as_secs_f64(),
+        latencies_ns: latencies,
+        server: Counters::read_tree(pid).since(before),
+    })
+}
+
 async fn http(command: &[String], cpu: Option<usize>, rule: StopRule) -> Result<(), BoxError> {
     let (child, port, startup_ms, mut first) = start_http(command, cpu).await?;
     let pid = child.id();
@@ -476,27 +565,7 @@ async fn http(command: &[String], cpu: Option<usize>, rule: StopRule) -> Result<
             }
             sessions.push(s);
         }
-        let before = Counters::read_tree(pid);
-        let t0 = Instant::now();
-        let deadline = rule;
-        let runs = sessions.into_iter().map(|mut s| async move {
-            let (mut calls, mut latencies) = (0u64, Vec::new());
-            // Each session stops by the shared clock; calls are counted per session.
-            while !deadline.done(calls * 8, t0.elapsed().as_secs_f64()) {
-                let t = Instant::now();
-                s.echo(1000 + calls, SMALL).await?;
-                latencies.push(t.elapsed().as_nanos() as u64);
-                calls += 1;
-            }
-            Ok::<_, BoxError>((calls, latencies))
-        });
-        let (mut calls, mut latencies) = (0u64, Vec::new());
-        for r in futures::future::join_all(runs).await {
-            let (c, l) = r?;
-            calls += c;
-            latencies.extend(l);
-        }
-        Sample { calls, secs: t0.elapsed().as_secs_f64(), latencies_ns: latencies, server: Counters::read_tree(pid).since(before) }
+        concurrent(&mut sessions, pid, rule).await?
             .report("http-conc8");
         let (_, hwm) = memory_kib(pid);
         println!("{}", json!({"scenario": "process-http", "startup_ms": startup_ms, "rss_init_kib": rss_init, "peak_rss_kib": hwm}));
@@ -530,9 +599,11 @@ async fn sessions(
         }
         tokio::time::sleep(Duration::from_millis(300)).await;
         let (base, _) = memory_kib(pid);
+        // The count is the total open, warm-up included, so that 10,000 stays within a
+        // server's default cap of 10,000; the growth is divided by the sessions added.
         let base_open = open;
         for &count in &counts {
-            while open < count + base_open {
+            while open < count {
                 conn.session = None;
                 if let Err(e) = conn.handshake().await {
                     return Err(format!("session {open}: {e}").into());
@@ -545,7 +616,7 @@ async fn sessions(
                 "{}",
                 json!({"scenario": format!("idle-sessions-{count}"), "sessions": count,
                        "rss_kib": rss, "base_kib": base,
-                       "bytes_per_session": (rss.saturating_sub(base) * 1024) as f64 / count as f64})
+                       "bytes_per_session": (rss.saturating_sub(base) * 1024) as f64 / (count - base_open) as f64})
             );
         }
         Ok::<_, BoxError>(())
