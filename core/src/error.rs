@@ -91,6 +91,13 @@ pub enum Error {
     /// (the OAuth 2.1 flow of `crate::auth`), or a server refused every token offered.
     #[error("authorization failed: {}", line(.0))]
     Auth(String),
+    /// The tool only runs as a task and was called plainly: call it as a task instead
+    /// (`Client::call_tool_as_task`).
+    #[error("tool `{}` must be called as a task (its taskSupport is `required`): use call_tool_as_task", line(.tool))]
+    TaskRequired {
+        /// The tool.
+        tool: String,
+    },
 }
 
 fn config_message(
@@ -158,6 +165,8 @@ pub enum ErrorKind {
     Config,
     /// [`Error::Auth`]
     Auth,
+    /// [`Error::TaskRequired`]
+    TaskRequired,
 }
 
 impl ErrorKind {
@@ -176,6 +185,7 @@ impl ErrorKind {
             ErrorKind::InvalidArgument => "invalid_argument",
             ErrorKind::Config => "config",
             ErrorKind::Auth => "auth",
+            ErrorKind::TaskRequired => "task_required",
         }
     }
 }
@@ -202,6 +212,7 @@ impl Error {
             Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
             Error::Config { .. } => ErrorKind::Config,
             Error::Auth(_) => ErrorKind::Auth,
+            Error::TaskRequired { .. } => ErrorKind::TaskRequired,
         }
     }
 

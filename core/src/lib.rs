@@ -35,6 +35,7 @@ pub mod schema;
 pub mod server;
 pub mod session;
 mod sync;
+pub mod task_store;
 pub mod transport;
 
 pub use error::{Error, ErrorKind, Result};

@@ -9,6 +9,8 @@
 //!   `--store redis://HOST:PORT/` to share sessions through Redis, and `--state-key HEX`
 //!   (64 hex digits) so every replica signs and checks multi round-trip request state alike;
 //!   `--json-response` answers POSTs with JSON only (the GET stream then carries the rest)
+//! - `--task-lease-ms N`: how long a task's replica is trusted without renewing its lease (the
+//!   scale-out tests kill a replica and wait for its tasks to be failed)
 
 #[path = "conformance/fixture.rs"]
 mod fixture;
@@ -39,6 +41,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut builder = Server::builder("oxmcp-conformance", env!("CARGO_PKG_VERSION"));
     if let Some(hex) = value("--state-key")? {
         builder = builder.request_state_key(parse_key(hex)?);
+    }
+    if let Some(ms) = value("--task-lease-ms")? {
+        builder = builder.task_options(oxmcp::server::TaskOptions {
+            lease: std::time::Duration::from_millis(ms.parse()?),
+            ..Default::default()
+        });
     }
     let server = fixture::build(builder)?;
     if value("--store")?.is_some() {

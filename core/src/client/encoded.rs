@@ -59,7 +59,10 @@ impl Client {
                 .map_err(|e| Error::Protocol(format!("`tools/call` result: {e}")));
         }
 
-        let result = self.call_tool_encoded(name, arguments, options).await?;
+        let result = self
+            .call_tool_encoded(name, arguments, options)
+            .await
+            .map_err(|e| super::tasks::task_required(name, e))?;
         serde_json::from_str::<CallToolResult>(result.get()).map_err(invalid_result)?;
         Ok(result)
     }

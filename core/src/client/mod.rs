@@ -22,6 +22,7 @@
 // - `negotiate`: choosing the era, `server/discover` and `initialize`;
 // - `request`: any request, with the stateless `_meta` and the input-required rounds;
 // - `tools`, `features` and `encoded`: the typed requests;
+// - `tasks`: calling a tool as a task and following it;
 // - `dispatch`, `handlers` and `subscription`: what the server sends us.
 mod dispatch;
 mod encoded;
@@ -31,6 +32,7 @@ mod negotiate;
 mod options;
 mod request;
 mod subscription;
+mod tasks;
 mod tools;
 
 use std::sync::Arc;
@@ -41,6 +43,7 @@ pub use handlers::{ElicitationHandler, RootsHandler, SamplingHandler};
 use negotiate::{negotiate, stateless_meta};
 pub use options::{ClientOptions, NotificationCallback, ProtocolMode};
 pub use subscription::Subscription;
+pub use tasks::{TaskCallOptions, TaskHandle};
 
 use serde_json::Value;
 

@@ -57,7 +57,8 @@ impl Client {
                 .request(method, Some(params.clone()), round)
                 .await?;
             match value.get("resultType").and_then(Value::as_str) {
-                None | Some("complete") => return Ok(value),
+                // A task (the caller asked for one; see `tasks`) is the caller's to follow.
+                None | Some("complete" | "task") => return Ok(value),
                 Some("input_required") => {
                     let asked: InputRequiredResult =
                         serde_json::from_value(value).map_err(|e| {
@@ -91,7 +92,7 @@ impl Client {
     }
 
     /// Answers the questions of an `InputRequiredResult` with this client's handlers.
-    async fn answer_inputs(
+    pub(super) async fn answer_inputs(
         &self,
         method: &str,
         requests: BTreeMap<String, InputRequest>,

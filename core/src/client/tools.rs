@@ -94,7 +94,8 @@ impl Client {
             };
             let result = self
                 .call_tool_encoded(name, arguments.as_deref(), options)
-                .await?;
+                .await
+                .map_err(|e| super::tasks::task_required(name, e))?;
             return serde_json::from_str(result.get()).map_err(encoded::invalid_result);
         }
         let mut params = json!({ "name": name });
@@ -104,5 +105,6 @@ impl Client {
         options.request_progress = true;
         self.request_typed(methods::TOOLS_CALL, Some(params), options)
             .await
+            .map_err(|e| super::tasks::task_required(name, e))
     }
 }

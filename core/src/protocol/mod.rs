@@ -24,6 +24,7 @@ mod progress;
 mod prompts;
 mod resources;
 mod stateless;
+pub mod tasks;
 mod tools;
 mod version;
 
@@ -57,6 +58,9 @@ pub use resources::{
 };
 pub use stateless::{
     InputRequest, InputRequiredResult, SubscriptionFilter, SubscriptionsListenRequestParams,
+};
+pub use tasks::{
+    ListTasksResult, Task, TaskIdParams, TaskMetadata, TaskStatus, TaskSupport, UpdateTaskParams,
 };
 pub use tools::{
     CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams, Tool,

@@ -239,6 +239,19 @@ impl ParamHeaderTable {
     }
 }
 
+/// What a 2026-07-28 request's `Mcp-Name` header mirrors (SEP-2243, SEP-2663): the tool or
+/// prompt name, the resource URI, or the task id of a tasks method; `None` for other methods.
+pub fn mcp_name_of<'a>(method: &str, params: Option<&'a serde_json::Value>) -> Option<&'a str> {
+    use super::{methods, tasks};
+    let member = match method {
+        methods::TOOLS_CALL | methods::PROMPTS_GET => "name",
+        methods::RESOURCES_READ => "uri",
+        tasks::TASKS_GET | tasks::TASKS_UPDATE | tasks::TASKS_CANCEL => "taskId",
+        _ => return None,
+    };
+    params?.get(member)?.as_str()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,6 +48,8 @@ pub(crate) struct Scope {
     pub(crate) log_level: Option<LoggingLevel>,
     /// Answers and new questions of a stateless multi round-trip request.
     pub(crate) input: Option<Arc<InputRound>>,
+    /// The task this call is or may become (a tool with task support, called as a task).
+    pub(crate) task: Option<Arc<super::tasks::TaskLink>>,
 }
 
 impl Deref for Context {
@@ -77,6 +79,28 @@ impl Context {
             .client_capabilities
             .get(capability)
             .is_some_and(|c| !c.is_null())
+    }
+
+    /// Turns this call into a task, for a tool registered with
+    /// [`TaskStart::Deferred`](super::TaskStart::Deferred): the client gets the task's id
+    /// now and collects the result later, while the handler goes on. Questions asked before
+    /// this are asked within the request (as a plain call asks them: multi round-trip in the
+    /// stateless era); questions asked after it belong to the task.
+    ///
+    /// Returns the task's id, or `None` when this call is not a task (the client did not ask
+    /// for one, or the tool does not support tasks): the handler simply goes on and its
+    /// result is the call's answer. For a tool that starts its tasks immediately (the
+    /// default) this returns the id at once.
+    pub async fn start_task(&self) -> Result<Option<String>> {
+        match &self.scope.task {
+            None => Ok(None),
+            Some(link) => link.start().await.map(Some),
+        }
+    }
+
+    /// The id of the task this call runs as, once it is one.
+    pub fn task_id(&self) -> Option<&str> {
+        self.scope.task.as_ref().and_then(|t| t.id())
     }
 
     /// Sends a log message for this request, if the client asked for this level: in the
@@ -289,6 +313,10 @@ impl Context {
             serde_json::from_value::<T>(v)
                 .map_err(|e| Error::Protocol(format!("invalid `{method}` answer: {e}")))
         };
+        if let Some(link) = self.scope.task.as_ref().filter(|t| t.id().is_some()) {
+            // A running task asks through the task (see `tasks::link`).
+            return decode(link.ask(kind, key, method, params, supported).await?);
+        }
         match &self.scope.input {
             Some(round) => {
                 // Every question takes its turn in the count, keyed or not, so the automatic

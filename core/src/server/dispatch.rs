@@ -6,16 +6,16 @@
 //! `resources/(un)subscribe`) are "method not found" when asked for statelessly, and keep
 //! working for handshake-era clients.
 
-use std::{future::Future, sync::Arc, task::Poll};
+use std::{future::Future, sync::Arc};
 
 use serde_json::{Value, json};
 
 use super::{
     Context, Inner, features,
-    input::{self, InputRound, RoundEnd},
+    input::{self, InputRound},
     lifecycle::{self, parse_params, parse_required, respond},
     session_data::SessionData,
-    subscriptions,
+    subscriptions, tasks,
 };
 use crate::{
     jsonrpc::{ErrorObject, Notification, codes},
@@ -23,6 +23,7 @@ use crate::{
         CallToolRequestParams, CompleteRequestParams, GetPromptRequestParams, JsonObject,
         LoggingLevel, PaginatedRequestParams, ProtocolVersion, ResourceUriParams,
         SubscriptionsListenRequestParams, meta, methods,
+        tasks::{TASKS_CANCEL, TASKS_GET, TASKS_LIST, TASKS_RESULT, TASKS_UPDATE},
     },
     session::{Dispatch, HandlerResult, IncomingRequest, Phase, RequestContext, Session},
 };
@@ -92,7 +93,7 @@ const REMOVED_IN_STATELESS: &[&str] = &[
 const STATELESS_ONLY: &[&str] = &[methods::SUBSCRIPTIONS_LISTEN];
 
 async fn handle(
-    server: &Inner,
+    server: &Arc<Inner>,
     session_id: u64,
     data: &Arc<SessionData>,
     request: IncomingRequest,
@@ -104,7 +105,7 @@ async fn handle(
     // A request that may ask the client for input: what identifies it, and where its answers
     // ride.
     let round = |salient: Value, extra| Round {
-        server,
+        server: server.as_ref(),
         data,
         ctx: &ctx,
         stateless,
@@ -147,14 +148,38 @@ async fn handle(
                 extra,
                 ..
             } = parse_required(method, params)?;
+            let tool = features::find_tool(server, &name)?;
+            let plan = tasks::plan(server, &tool, stateless, &ctx, &extra)?;
             let salient = salient_of(
                 stateless,
                 || json!({ "name": name, "arguments": arguments }),
             );
             let scope = round(salient, &extra);
-            scope
-                .run(|ctx| features::call_tool(server, &name, arguments, ctx))
-                .await
+            match plan {
+                None => {
+                    scope
+                        .run(|ctx| features::call_tool(tool, arguments, ctx))
+                        .await
+                }
+                Some(plan) => {
+                    scope
+                        .run_task(server, session_id, plan, tool, arguments)
+                        .await
+                }
+            }
+        }
+        (Some(_), TASKS_RESULT | TASKS_LIST) => Err(ErrorObject::new(
+            codes::METHOD_NOT_FOUND,
+            format!(
+                "Method not found: `{method}` was removed in protocol version 2026-07-28 (use `tasks/get`)"
+            ),
+        )),
+        (None, TASKS_UPDATE) => Err(ErrorObject::new(
+            codes::METHOD_NOT_FOUND,
+            "Method not found: `tasks/update` needs protocol version 2026-07-28 declared in `_meta`",
+        )),
+        (_, TASKS_GET | TASKS_UPDATE | TASKS_CANCEL | TASKS_RESULT | TASKS_LIST) => {
+            tasks::serve(server, session_id, &ctx, stateless, method, params).await
         }
         (_, methods::RESOURCES_READ) => {
             let p: ResourceUriParams = parse_required(method, params)?;
@@ -175,7 +200,7 @@ async fn handle(
         }
         (_, methods::COMPLETION_COMPLETE) => {
             let p: CompleteRequestParams = parse_required(method, params)?;
-            let c = context(data, &ctx, stateless, None);
+            let c = context(data, &ctx, stateless, None, None);
             respond(server, stateless, &features::complete(server, p, c).await?)
         }
         (None, methods::LOGGING_SET_LEVEL) => {
@@ -215,6 +240,7 @@ fn context(
     ctx: &RequestContext,
     stateless: Option<ProtocolVersion>,
     input: Option<Arc<InputRound>>,
+    task: Option<Arc<tasks::TaskLink>>,
 ) -> Context {
     let log_level = match stateless {
         // Stateless requests opt in to log messages per request, or get none.
@@ -232,6 +258,7 @@ fn context(
             client_capabilities,
             log_level,
             input,
+            task,
         },
     )
 }
@@ -274,7 +301,7 @@ impl Round<'_> {
         Fut: Future<Output = Result<T, ErrorObject>>,
     {
         let Some(version) = self.stateless else {
-            let result = handler(context(self.data, self.ctx, None, None)).await?;
+            let result = handler(context(self.data, self.ctx, None, None, None)).await?;
             return respond(self.server, None, &result);
         };
         let digest = input::digest(&self.salient);
@@ -285,6 +312,7 @@ impl Round<'_> {
             self.ctx,
             Some(version),
             Some(round.clone()),
+            None,
         ));
         let mut future = std::pin::pin!(future);
         let done = tokio::select! {
@@ -293,57 +321,42 @@ impl Round<'_> {
         };
         let done = match done {
             Some(result) => Some(result),
-            None => settle(&round, future.as_mut()).await,
+            None => input::settle(&round, future.as_mut()).await,
         };
-        match round.end() {
-            Some(RoundEnd::Failed(error)) => Err(error),
-            Some(RoundEnd::Asked(requests)) => {
-                let state = self
-                    .server
-                    .sealer
-                    .seal(self.method, &digest, round.answers());
-                let result = json!({
-                    "resultType": "input_required",
-                    "inputRequests": requests,
-                    "requestState": state,
-                });
-                respond(self.server, Some(version), &result)
+        input::conclude(self.server, self.method, &digest, &round, version, done)
+    }
+
+    /// Runs a call that becomes a task (see `tasks::call_as_task`), with the answers of this
+    /// round for the questions a deferred task asks before it starts.
+    async fn run_task(
+        self,
+        server: &Arc<Inner>,
+        session_id: u64,
+        plan: tasks::TaskPlan,
+        tool: Arc<super::tools::RegisteredTool>,
+        arguments: Option<JsonObject>,
+    ) -> HandlerResult {
+        let round = match self.stateless {
+            Some(_) => {
+                let digest = input::digest(&self.salient);
+                let answers =
+                    input::answers_of(&self.server.sealer, self.method, &digest, self.extra)?;
+                Some((digest, Arc::new(InputRound::new(answers))))
             }
-            None => match done {
-                Some(result) => respond(self.server, Some(version), &result?),
-                None => Err(ErrorObject::internal(
-                    "Internal error: the handler stopped without an answer",
-                )),
-            },
-        }
+            None => None,
+        };
+        let base = context(self.data, self.ctx, self.stateless, None, None);
+        tasks::call_as_task(tasks::TaskCall {
+            server,
+            session_id,
+            ctx: self.ctx,
+            base: &base,
+            method: self.method,
+            plan,
+            tool,
+            arguments,
+            round,
+        })
+        .await
     }
-}
-
-/// Polls at most this often after the first question before the round ends anyway: a handler
-/// that keeps asking new questions on every poll is answered with what it asked so far.
-const MAX_SETTLE_POLLS: usize = 64;
-
-/// After a handler's first question: keeps polling it until a poll registers no new question
-/// and no batch is still registering (see [`InputRound`]), so questions asked side by side all
-/// go out in this round. `Some` if the handler finished instead.
-async fn settle<F: Future>(
-    round: &InputRound,
-    mut future: std::pin::Pin<&mut F>,
-) -> Option<F::Output> {
-    let mut seen = round.asked_count();
-    for _ in 0..MAX_SETTLE_POLLS {
-        round.released().await;
-        if let Poll::Ready(result) = futures::poll!(future.as_mut()) {
-            return Some(result);
-        }
-        // Lets tasks the handler spawned, and batches on other threads, take their turn.
-        tokio::task::yield_now().await;
-        round.released().await;
-        let now = round.asked_count();
-        if now == seen {
-            return None;
-        }
-        seen = now;
-    }
-    None
 }

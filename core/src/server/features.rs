@@ -1,12 +1,15 @@
 //! The feature methods: tools, resources, prompts, completion, logging.
 
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, sync::Arc};
 
 use serde_json::{Value, json};
 
 use super::{
-    Context, Inner, ResourceError, ToolError, lifecycle::cacheable, pagination,
-    session_data::SessionData, tools::finish_result,
+    Context, Inner, ResourceError, ToolError, ToolResult,
+    lifecycle::cacheable,
+    pagination,
+    session_data::SessionData,
+    tools::{RegisteredTool, finish_result},
 };
 use crate::{
     jsonrpc::{ErrorObject, codes},
@@ -44,35 +47,50 @@ pub(crate) fn list_tools(
     Ok(result)
 }
 
-pub(crate) async fn call_tool(
-    server: &Inner,
-    name: &str,
-    arguments: Option<crate::protocol::JsonObject>,
-    ctx: Context,
-) -> Result<CallToolResult, ErrorObject> {
-    let tool = server
+/// The registered tool a call names.
+pub(crate) fn find_tool(server: &Inner, name: &str) -> Result<Arc<RegisteredTool>, ErrorObject> {
+    server
         .tools
         .read()
         .by_name
         .get(name)
         .cloned()
-        .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {name}")))?;
+        .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {name}")))
+}
+
+/// The checks before a handler runs: the `Mcp-Param-*` headers of a stateless HTTP request,
+/// then the arguments against the tool's `inputSchema`. `Ok(Err(result))` is the answer to
+/// arguments that do not validate: a tool error, so the model can correct itself (2025-11-25).
+pub(crate) fn check_arguments(
+    tool: &RegisteredTool,
+    arguments: Option<crate::protocol::JsonObject>,
+    stateless: bool,
+    headers: Option<&http::HeaderMap>,
+) -> Result<Result<Value, CallToolResult>, ErrorObject> {
     let arguments = Value::Object(arguments.unwrap_or_default());
-    if let (Some(_), Some(headers)) = (ctx.scope.stateless, ctx.http_headers()) {
-        super::tools::check_param_headers(&tool, headers, &arguments)?;
+    if let (true, Some(headers)) = (stateless, headers) {
+        super::tools::check_param_headers(tool, headers, &arguments)?;
     }
     if let Err(problems) = tool.input.validate(&arguments) {
-        // Since 2025-11-25 argument errors are tool results, so the model can correct itself.
-        return Ok(CallToolResult::error(format!(
+        return Ok(Err(CallToolResult::error(format!(
             "Invalid arguments for tool `{}`: {}",
             tool.tool.name,
             problems.join("; ")
-        )));
+        ))));
     }
-    let version = ctx.protocol_version();
-    match tool.handler.call(arguments, ctx).await {
+    Ok(Ok(arguments))
+}
+
+/// What a handler returned, as the call's answer: its result checked and rendered for the
+/// client's revision, a tool failure as an `isError` result, a protocol error as is.
+pub(crate) fn finish_call(
+    tool: &RegisteredTool,
+    outcome: ToolResult,
+    version: Option<ProtocolVersion>,
+) -> Result<CallToolResult, ErrorObject> {
+    match outcome {
         Ok(result) => {
-            let mut result = finish_result(&tool, result);
+            let mut result = finish_result(tool, result);
             if let Some(version) = version {
                 super::compat::downgrade_content(&mut result.content, version);
             }
@@ -81,6 +99,26 @@ pub(crate) async fn call_tool(
         Err(ToolError::Failed(message)) => Ok(CallToolResult::error(message)),
         Err(ToolError::Protocol(error)) => Err(error),
     }
+}
+
+/// A plain (not a task) tool call.
+pub(crate) async fn call_tool(
+    tool: Arc<RegisteredTool>,
+    arguments: Option<crate::protocol::JsonObject>,
+    ctx: Context,
+) -> Result<CallToolResult, ErrorObject> {
+    let arguments = match check_arguments(
+        &tool,
+        arguments,
+        ctx.scope.stateless.is_some(),
+        ctx.http_headers(),
+    )? {
+        Ok(arguments) => arguments,
+        Err(invalid) => return Ok(invalid),
+    };
+    let version = ctx.protocol_version();
+    let outcome = tool.handler.call(arguments, ctx).await;
+    finish_call(&tool, outcome, version)
 }
 
 pub(crate) fn list_resources(

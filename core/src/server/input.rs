@@ -9,6 +9,8 @@
 
 use std::{
     collections::{BTreeMap, HashMap},
+    future::Future,
+    task::Poll,
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
@@ -21,7 +23,8 @@ use tokio::sync::Notify;
 
 use crate::{
     jsonrpc::ErrorObject,
-    protocol::{InputRequest, JsonObject},
+    protocol::{InputRequest, JsonObject, ProtocolVersion},
+    session::HandlerResult,
     sync::Mutex,
 };
 
@@ -174,6 +177,66 @@ impl InputRound {
     /// All answers so far (to carry into the next round's state).
     pub(crate) fn answers(&self) -> &BTreeMap<String, Value> {
         &self.answers
+    }
+}
+
+/// Polls at most this often after the first question before the round ends anyway: a handler
+/// that keeps asking new questions on every poll is answered with what it asked so far.
+const MAX_SETTLE_POLLS: usize = 64;
+
+/// After a handler's first question: keeps polling it until a poll registers no new question
+/// and no batch is still registering (see [`InputRound`]), so questions asked side by side all
+/// go out in this round. `Some` if the handler finished instead.
+pub(crate) async fn settle<F: Future + ?Sized>(
+    round: &InputRound,
+    mut future: std::pin::Pin<&mut F>,
+) -> Option<F::Output> {
+    let mut seen = round.asked_count();
+    for _ in 0..MAX_SETTLE_POLLS {
+        round.released().await;
+        if let Poll::Ready(result) = futures::poll!(future.as_mut()) {
+            return Some(result);
+        }
+        // Lets tasks the handler spawned, and batches on other threads, take their turn.
+        tokio::task::yield_now().await;
+        round.released().await;
+        let now = round.asked_count();
+        if now == seen {
+            return None;
+        }
+        seen = now;
+    }
+    None
+}
+
+/// The answer of a round: the handler's result, or the questions it asked (with the sealed
+/// state of the answers so far), or the protocol error it ran into.
+pub(crate) fn conclude<T: Serialize>(
+    server: &super::Inner,
+    method: &str,
+    digest: &str,
+    round: &InputRound,
+    version: ProtocolVersion,
+    done: Option<Result<T, ErrorObject>>,
+) -> HandlerResult {
+    use super::lifecycle::respond;
+    match round.end() {
+        Some(RoundEnd::Failed(error)) => Err(error),
+        Some(RoundEnd::Asked(requests)) => {
+            let state = server.sealer.seal(method, digest, round.answers());
+            let result = serde_json::json!({
+                "resultType": "input_required",
+                "inputRequests": requests,
+                "requestState": state,
+            });
+            respond(server, Some(version), &result)
+        }
+        None => match done {
+            Some(result) => respond(server, Some(version), &result?),
+            None => Err(ErrorObject::internal(
+                "Internal error: the handler stopped without an answer",
+            )),
+        },
     }
 }
 

@@ -118,7 +118,8 @@ pub(crate) fn cacheable(
     }
 }
 
-pub(crate) fn capabilities(server: &Inner) -> ServerCapabilities {
+/// What the server offers a client of `version`.
+pub(crate) fn capabilities(server: &Inner, version: ProtocolVersion) -> ServerCapabilities {
     let has_resources = !server.resources.read().is_empty() || server.advertise.resources;
     let has_prompts = !server.prompts.read().order.is_empty() || server.advertise.prompts;
     let listed = || ListChangedCapability {
@@ -135,6 +136,20 @@ pub(crate) fn capabilities(server: &Inner) -> ServerCapabilities {
         prompts: has_prompts.then(listed),
         completions: (has_resources || has_prompts).then(Default::default),
         logging: Some(Default::default()),
+        // Tasks: the experimental capability of 2025-11-25, the extension of 2026-07-28
+        // (never both: SEP-2663 forbids the legacy slot where the extension exists).
+        tasks: (version.uses_handshake() && version >= ProtocolVersion::V2025_11_25).then(|| {
+            let mut tasks = crate::protocol::JsonObject::new();
+            tasks.insert("list".into(), json!({}));
+            tasks.insert("cancel".into(), json!({}));
+            tasks.insert("requests".into(), json!({ "tools": { "call": {} } }));
+            tasks
+        }),
+        extensions: version.is_stateless().then(|| {
+            let mut extensions = crate::protocol::JsonObject::new();
+            extensions.insert(crate::protocol::tasks::EXTENSION.into(), json!({}));
+            extensions
+        }),
         ..Default::default()
     }
 }
@@ -176,7 +191,7 @@ pub(crate) fn initialize(
     });
     let result = InitializeResult {
         protocol_version: chosen.as_str().to_owned(),
-        capabilities: capabilities(server),
+        capabilities: capabilities(server, chosen),
         server_info: server.info.clone(),
         instructions: server.instructions.clone(),
         meta: None,
@@ -191,7 +206,16 @@ pub(crate) fn discover(server: &Inner) -> DiscoverResult {
             .into_iter()
             .map(str::to_owned)
             .collect(),
-        capabilities: capabilities(server),
+        capabilities: capabilities(
+            server,
+            server
+                .versions
+                .iter()
+                .copied()
+                .filter(|v| v.is_stateless())
+                .max()
+                .unwrap_or(ProtocolVersion::LATEST),
+        ),
         instructions: server.instructions.clone(),
         ttl_ms: server.list_ttl.as_millis() as u64,
         cache_scope: CacheScope::Private,

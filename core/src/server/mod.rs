@@ -30,6 +30,7 @@ mod prompts;
 mod resources;
 mod session_data;
 mod subscriptions;
+mod tasks;
 mod tools;
 pub mod uri_template;
 
@@ -49,9 +50,10 @@ pub use prompts::{PromptHandler, PromptResult};
 pub use resources::{ResourceError, ResourceHandler, ResourceResult};
 use session_data::SessionData;
 use subscriptions::Listener;
+pub use tasks::TaskOptions;
 use tokio_util::sync::CancellationToken;
 use tools::RegisteredTool;
-pub use tools::{ToolError, ToolHandler, ToolResult};
+pub use tools::{TaskStart, ToolError, ToolHandler, ToolOptions, ToolResult};
 
 use crate::{
     Error, Result,
@@ -76,6 +78,8 @@ pub struct ServerBuilder {
     session_config: SessionConfig,
     state_key: Option<[u8; 32]>,
     advertise: Advertise,
+    task_options: TaskOptions,
+    task_store: Option<Arc<dyn crate::task_store::TaskStore>>,
 }
 
 /// Capabilities declared even before anything is registered, for servers that register at
@@ -129,6 +133,19 @@ impl ServerBuilder {
         self
     }
 
+    /// How tasks are kept and bounded (TTLs, poll interval, running tasks per client, lease).
+    pub fn task_options(mut self, options: TaskOptions) -> Self {
+        self.task_options = options;
+        self
+    }
+
+    /// Where tasks are kept (default: this process's memory; a scaled-out HTTP server moves
+    /// them to its shared store by itself).
+    pub fn task_store(mut self, store: Arc<dyn crate::task_store::TaskStore>) -> Self {
+        self.task_store = Some(store);
+        self
+    }
+
     /// Declares the resources capability even while none is registered.
     pub fn advertise_resources(mut self) -> Self {
         self.advertise.resources = true;
@@ -156,6 +173,7 @@ impl ServerBuilder {
                     None => input::StateSealer::random(),
                 },
                 advertise: self.advertise,
+                tasks: tasks::TaskEngine::new(self.task_options, self.task_store),
                 tools: RwLock::new(ToolRegistry::default()),
                 resources: RwLock::new(resources::ResourceRegistry::default()),
                 prompts: RwLock::new(prompts::PromptRegistry::default()),
@@ -201,6 +219,7 @@ struct Inner {
     session_config: SessionConfig,
     sealer: input::StateSealer,
     advertise: Advertise,
+    tasks: tasks::TaskEngine,
     tools: RwLock<ToolRegistry>,
     resources: RwLock<resources::ResourceRegistry>,
     prompts: RwLock<prompts::PromptRegistry>,
@@ -227,6 +246,8 @@ impl Server {
             session_config: SessionConfig::for_role(Role::Server),
             state_key: None,
             advertise: Advertise::default(),
+            task_options: TaskOptions::default(),
+            task_store: None,
         }
     }
 
@@ -241,9 +262,30 @@ impl Server {
         self.add_tool_arc(tool, Arc::new(handler))
     }
 
+    /// Registers (or replaces) a tool served as `options` say: whether its calls may or must
+    /// run as tasks, and when they become one.
+    pub fn add_tool_with(
+        &self,
+        tool: Tool,
+        options: ToolOptions,
+        handler: impl ToolHandler,
+    ) -> Result<()> {
+        self.add_tool_arc_with(tool, options, Arc::new(handler))
+    }
+
     /// Like [`Server::add_tool`], for a handler that is already shared.
     pub fn add_tool_arc(&self, tool: Tool, handler: Arc<dyn ToolHandler>) -> Result<()> {
-        let registered = RegisteredTool::new(tool, handler)?;
+        self.add_tool_arc_with(tool, ToolOptions::default(), handler)
+    }
+
+    /// Like [`Server::add_tool_with`], for a handler that is already shared.
+    pub fn add_tool_arc_with(
+        &self,
+        tool: Tool,
+        options: ToolOptions,
+        handler: Arc<dyn ToolHandler>,
+    ) -> Result<()> {
+        let registered = RegisteredTool::new(tool, options, handler)?;
         {
             let mut tools = self.inner.tools.write();
             let name = registered.tool.name.clone();
@@ -455,6 +497,9 @@ impl Server {
     /// other replicas, and what they publish reaches this replica's listeners and sessions.
     fn share_changes(&self, store: Arc<dyn crate::transport::http::store::SharedStore>) {
         use crate::transport::http::store::Change;
+        if let Some(tasks) = store.task_store() {
+            self.inner.tasks.use_store(tasks);
+        }
         let publisher = store.clone();
         let sink: ChangeSink = Arc::new(move |method: &str, uri: Option<&str>| {
             let Ok(runtime) = tokio::runtime::Handle::try_current() else {
@@ -479,6 +524,7 @@ impl Server {
             while let Some(change) = changes.recv().await {
                 let Some(inner) = inner.upgrade() else { return };
                 match (change.method.as_str(), change.uri.as_deref()) {
+                    (tasks::TASK_SIGNAL, Some(id)) => inner.tasks.bump_local(id),
                     (methods::RESOURCES_UPDATED, Some(uri)) => inner.resource_updated_here(uri),
                     (
                         methods::TOOLS_LIST_CHANGED

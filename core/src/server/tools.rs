@@ -9,7 +9,7 @@ use crate::{
     Error,
     jsonrpc::ErrorObject,
     protocol::{
-        CallToolResult, Tool,
+        CallToolResult, TaskSupport, Tool,
         param_headers::{self, ParamHeader},
     },
     schema::SchemaValidator,
@@ -73,10 +73,48 @@ where
     }
 }
 
+/// When a call of a task-capable tool becomes a task.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TaskStart {
+    /// Before the handler runs: the client gets the task's id at once (the default).
+    #[default]
+    Immediately,
+    /// When the handler calls [`Context::start_task`]: until then the call is an ordinary
+    /// request (its questions are asked within it, multi round-trip in 2026-07-28), and a
+    /// handler that finishes without starting answers as a plain call.
+    Deferred,
+}
+
+/// How a tool is served, beside its definition.
+#[derive(Clone, Debug, Default)]
+pub struct ToolOptions {
+    /// Whether calls may, must or must not run as tasks (`execution.taskSupport`).
+    pub task_support: TaskSupport,
+    /// When a call becomes a task.
+    pub task_start: TaskStart,
+}
+
+impl ToolOptions {
+    /// Calls may run as tasks when the client asks (`optional`) or must (`required`).
+    pub fn tasks(support: TaskSupport) -> Self {
+        ToolOptions {
+            task_support: support,
+            ..Default::default()
+        }
+    }
+
+    /// The call becomes a task when the handler says so ([`TaskStart::Deferred`]).
+    pub fn deferred(mut self) -> Self {
+        self.task_start = TaskStart::Deferred;
+        self
+    }
+}
+
 /// A registered tool: its definition, compiled schemas and handler.
 #[derive(Clone)]
 pub(crate) struct RegisteredTool {
     pub(crate) tool: Tool,
+    pub(crate) options: ToolOptions,
     pub(crate) input: Arc<SchemaValidator>,
     pub(crate) output: Option<Arc<SchemaValidator>>,
     pub(crate) handler: Arc<dyn ToolHandler>,
@@ -85,8 +123,34 @@ pub(crate) struct RegisteredTool {
 }
 
 impl RegisteredTool {
-    pub(crate) fn new(tool: Tool, handler: Arc<dyn ToolHandler>) -> Result<Self, Error> {
+    pub(crate) fn new(
+        mut tool: Tool,
+        options: ToolOptions,
+        handler: Arc<dyn ToolHandler>,
+    ) -> Result<Self, Error> {
         validate_name(&tool.name)?;
+        // The listing says what the options say (2025-11-25 `execution.taskSupport`).
+        match options.task_support {
+            TaskSupport::Forbidden => {
+                if let Some(serde_json::Value::Object(execution)) = tool.extra.get_mut("execution")
+                {
+                    execution.remove("taskSupport");
+                    if execution.is_empty() {
+                        tool.extra.remove("execution");
+                    }
+                }
+            }
+            support => {
+                let execution = tool
+                    .extra
+                    .entry("execution")
+                    .or_insert_with(|| serde_json::json!({}));
+                if !execution.is_object() {
+                    *execution = serde_json::json!({});
+                }
+                execution["taskSupport"] = serde_json::json!(support.as_str());
+            }
+        }
         let input =
             SchemaValidator::compile(&Value::Object(tool.input_schema.clone())).map_err(|e| {
                 Error::InvalidSchema(format!("inputSchema of tool `{}`: {e}", tool.name))
@@ -105,6 +169,7 @@ impl RegisteredTool {
         })?;
         Ok(RegisteredTool {
             tool,
+            options,
             input: Arc::new(input),
             output,
             handler,

@@ -1,8 +1,13 @@
 //! What a handler gets with each request: who asked, the request's `_meta`, a cancellation
 //! token, and a way to talk back (progress, related notifications, nested requests) that is
 //! routed to the stream of this request.
+//!
+//! A request can also go on after its answer was sent (a task runs in the background): its
+//! context is then [`Detached`], and what it sends either carries extra `_meta` tagging it
+//! (a 2025-11-25 task's `related-task` key) or is not sent at all (a 2026-07-28 task, whose
+//! request's connection is gone and which reports through the task instead).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -30,6 +35,68 @@ struct Inner {
     cancel: CancellationToken,
     session: Session,
     headers: Option<Arc<http::HeaderMap>>,
+    /// Set once the request goes on in the background after its answer.
+    detached: Option<Arc<Detached>>,
+}
+
+/// How a request that goes on after its answer talks back; decided when it is detached.
+#[derive(Debug, Default)]
+pub struct Detached {
+    how: OnceLock<DetachedAs>,
+}
+
+#[derive(Debug)]
+enum DetachedAs {
+    /// Sends nothing: notifications are dropped and requests refused.
+    Silent,
+    /// Sends as usual, with these `_meta` members added and no stream of its own.
+    Tagged(JsonObject),
+}
+
+impl Detached {
+    /// Not detached yet: the context behaves as any request's until [`Detached::silence`] or
+    /// [`Detached::tag`].
+    pub fn new() -> Arc<Self> {
+        Arc::new(Detached::default())
+    }
+
+    /// From now on nothing is sent for this request.
+    pub fn silence(&self) {
+        let _ = self.how.set(DetachedAs::Silent);
+    }
+
+    /// From now on what is sent for this request carries `meta` in its `_meta`.
+    pub fn tag(&self, meta: JsonObject) {
+        let _ = self.how.set(DetachedAs::Tagged(meta));
+    }
+
+    fn route(&self, id: &RequestId) -> Route {
+        match self.how.get() {
+            // The request's own stream is closed once it is answered; the session's general
+            // stream (Streamable HTTP's GET stream) carries what it says afterwards.
+            Some(_) => Route::Unrelated,
+            None => Route::Related(id.clone()),
+        }
+    }
+
+    /// Adds the tag to `params` (`None` when silent).
+    fn dress(&self, params: Option<Value>) -> Option<Option<Value>> {
+        match self.how.get() {
+            None => Some(params),
+            Some(DetachedAs::Silent) => None,
+            Some(DetachedAs::Tagged(extra)) => {
+                let mut params = params.unwrap_or_else(|| json!({}));
+                if let Value::Object(map) = &mut params
+                    && let Value::Object(meta) = map.entry("_meta").or_insert_with(|| json!({}))
+                {
+                    for (k, v) in extra {
+                        meta.insert(k.clone(), v.clone());
+                    }
+                }
+                Some(Some(params))
+            }
+        }
+    }
 }
 
 impl RequestContext {
@@ -49,6 +116,23 @@ impl RequestContext {
                 meta,
                 cancel,
                 session,
+                detached: None,
+            }),
+        }
+    }
+
+    /// A context for the same request that may outlive its answer: it has its own
+    /// cancellation token, and talks back as `detached` says once that is decided.
+    pub(crate) fn detachable(&self, cancel: CancellationToken, detached: Arc<Detached>) -> Self {
+        RequestContext {
+            inner: Arc::new(Inner {
+                id: self.inner.id.clone(),
+                method: self.inner.method.clone(),
+                meta: self.inner.meta.clone(),
+                cancel,
+                session: self.inner.session.clone(),
+                headers: self.inner.headers.clone(),
+                detached: Some(detached),
             }),
         }
     }
@@ -180,9 +264,14 @@ impl RequestContext {
         if self.is_cancelled() {
             return Ok(());
         }
-        self.session()
-            .notify_routed(method, params, Route::Related(self.id().clone()))
-            .await
+        let (params, route) = match &self.inner.detached {
+            None => (params, Route::Related(self.id().clone())),
+            Some(d) => match d.dress(params) {
+                None => return Ok(()),
+                Some(params) => (params, d.route(self.id())),
+            },
+        };
+        self.session().notify_routed(method, params, route).await
     }
 
     /// Sends a request to the peer on behalf of this request (a server asking its client for
@@ -193,7 +282,19 @@ impl RequestContext {
         params: Option<Value>,
         mut options: RequestOptions,
     ) -> Result<Value> {
-        options.route = Route::Related(self.id().clone());
+        let (params, route) = match &self.inner.detached {
+            None => (params, Route::Related(self.id().clone())),
+            Some(d) => match d.dress(params) {
+                None => {
+                    return Err(crate::Error::InvalidArgument(format!(
+                        "cannot send `{method}`: this request runs in the background and its \
+                         client is reached through the task, not the connection"
+                    )));
+                }
+                Some(params) => (params, d.route(self.id())),
+            },
+        };
+        options.route = route;
         if options.cancel.is_none() {
             options.cancel = Some(self.inner.cancel.clone());
         }

@@ -24,7 +24,7 @@ use std::{
     time::Duration,
 };
 
-pub use context::RequestContext;
+pub use context::{Detached, RequestContext};
 pub use dispatch::{Dispatch, HandlerResult, IncomingRequest};
 use pending::{Entry, PendingGuard, PendingTable, ProgressInbox};
 pub use pending::{ProgressCallback, RequestOptions};
@@ -225,6 +225,11 @@ impl Session {
     /// How many outbound requests await a response right now.
     pub fn pending(&self) -> usize {
         self.inner.pending.lock().entries.len()
+    }
+
+    /// Whether two handles name the same session.
+    pub fn same_as(&self, other: &Session) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
     }
 
     /// Whether the session has closed.

@@ -152,7 +152,18 @@ impl Wire {
                 let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
                 let (rev, def_check) = match (&method, &id_key) {
                     (Some(m), Some(id)) => {
-                        requests.insert((*side, id.clone()), (m.clone(), stateless_meta.is_some()));
+                        // A task-augmented request (2025-11-25 `params.task`) is answered
+                        // with a CreateTaskResult, not its method's usual result.
+                        let answered_as =
+                            if msg.pointer("/params/task").is_some_and(Value::is_object)
+                                && stateless_meta.is_none()
+                            {
+                                TASK_AUGMENTED.to_owned()
+                            } else {
+                                m.clone()
+                            };
+                        requests
+                            .insert((*side, id.clone()), (answered_as, stateless_meta.is_some()));
                         (stateless_meta.or(negotiated), Check::Request(m.clone()))
                     }
                     (Some(m), None) => (
@@ -190,6 +201,9 @@ impl Wire {
     }
 }
 
+/// The method a task-augmented request is recorded under.
+const TASK_AUGMENTED: &str = "(task-augmented request)";
+
 enum Check {
     Request(String),
     Notification(String),
@@ -208,7 +222,26 @@ fn check_method(schema: &Schema, msg: &Value, method: &str, kind: &str) -> Resul
     schema.validate(&format!("JSONRPC{kind}"), msg)
 }
 
+/// The tasks extension of 2026-07-28 (SEP-2663) lives outside the core schema: its methods
+/// and a `tools/call` answered with `resultType: "task"` have no definition there. Their
+/// shapes are checked by the tasks suite itself (`core/tests/tasks`) and by the conformance
+/// harness's `tasks-*` scenarios.
+fn is_tasks_extension(rev: ProtocolVersion, what: &Check, msg: &Value) -> bool {
+    let tasks_method = |m: &str| m.starts_with("tasks/") || m.starts_with("notifications/tasks");
+    rev.is_stateless()
+        && match what {
+            Check::Request(m) | Check::Notification(m) => tasks_method(m),
+            Check::Response(Some(m)) => {
+                tasks_method(m) || msg.pointer("/result/resultType") == Some(&json!("task"))
+            }
+            Check::Response(None) => false,
+        }
+}
+
 fn check(rev: ProtocolVersion, what: &Check, msg: &Value) -> Result<(), String> {
+    if is_tasks_extension(rev, what, msg) {
+        return Ok(());
+    }
     let schema = Schema::get(rev);
     match what {
         Check::Request(method) => check_method(schema, msg, method, "Request"),
@@ -236,6 +269,10 @@ fn check(rev: ProtocolVersion, what: &Check, msg: &Value) -> Result<(), String> 
             let Some(method) = method else {
                 return Err("a response to no known request".into());
             };
+            if method == TASK_AUGMENTED {
+                let result = msg.get("result").cloned().unwrap_or(Value::Null);
+                return schema.validate("CreateTaskResult", &result);
+            }
             let request_def = schema
                 .def_for_method(method, "Request")
                 .ok_or(format!("no request definition for `{method}`"))?;

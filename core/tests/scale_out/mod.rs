@@ -97,14 +97,22 @@ pub struct Replica {
 
 impl Replica {
     pub async fn start(redis: &Redis, state_key: &str, json_response: bool) -> Replica {
+        let extra: &[&str] = if json_response {
+            &["--json-response"]
+        } else {
+            &[]
+        };
+        Replica::start_with(redis, state_key, extra).await
+    }
+
+    /// A replica with more command-line flags.
+    pub async fn start_with(redis: &Redis, state_key: &str, extra: &[&str]) -> Replica {
         let mut command = Command::new(example_bin("conformance_server"));
         command
             .args(["--http", "--port", "0", "--store", &redis.url()])
             .args(["--state-key", state_key])
+            .args(extra)
             .env("RUST_LOG", "warn");
-        if json_response {
-            command.arg("--json-response");
-        }
         let (child, addr) = spawn_announcing(command, "listening on http://").await;
         Replica { addr, child }
     }

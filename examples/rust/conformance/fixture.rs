@@ -2,6 +2,9 @@
 //! conformance suite calls (`@modelcontextprotocol/conformance`), with the names, arguments and
 //! outputs its scenarios check. Shared by the `conformance_server` example and the Rust tests.
 
+#[path = "tasks.rs"]
+mod tasks;
+
 use std::{collections::BTreeMap, time::Duration};
 
 use oxmcp::{
@@ -57,6 +60,7 @@ pub fn build(builder: ServerBuilder) -> oxmcp::Result<Server> {
     add_tools(&server)?;
     add_interactive_tools(&server)?;
     add_input_required_tools(&server)?;
+    tasks::add(&server)?;
     add_resources(&server)?;
     add_prompts(&server)?;
     Ok(server)

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::headers;
 use crate::{
     jsonrpc::{ErrorObject, codes},
-    protocol::{meta, methods},
+    protocol::meta,
 };
 
 /// A refusal: status and JSON-RPC error.
@@ -65,13 +65,7 @@ pub(crate) fn check(
         }
     }
     let params = message.get("params");
-    let named = match method {
-        methods::TOOLS_CALL | methods::PROMPTS_GET => params.and_then(|p| p.get("name")),
-        methods::RESOURCES_READ => params.and_then(|p| p.get("uri")),
-        _ => None,
-    }
-    .and_then(Value::as_str);
-    if let Some(name) = named {
+    if let Some(name) = crate::protocol::param_headers::mcp_name_of(method, params) {
         match header_value(headers, &headers::MCP_NAME)? {
             Some(h) if h == name => {}
             Some(h) => {

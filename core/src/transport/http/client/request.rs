@@ -38,12 +38,7 @@ pub(super) fn message_headers(shared: &Shared, message: &Value) -> HeaderMap {
     };
     set(headers::MCP_PROTOCOL_VERSION, version);
     set(headers::MCP_METHOD, method);
-    let named = match method {
-        methods::TOOLS_CALL | methods::PROMPTS_GET => params.and_then(|p| p.get("name")),
-        methods::RESOURCES_READ => params.and_then(|p| p.get("uri")),
-        _ => None,
-    };
-    let Some(name) = named.and_then(Value::as_str) else {
+    let Some(name) = param_headers::mcp_name_of(method, params) else {
         return h;
     };
     set(headers::MCP_NAME, name);

@@ -190,6 +190,12 @@ pub trait SharedStore: Send + Sync + 'static {
 
     /// The changes other replicas publish; the server role takes it once.
     fn subscribe_changes(&self) -> Option<mpsc::UnboundedReceiver<Change>>;
+
+    /// Where the replicas keep their tasks, so any of them serves any task (`None`: each
+    /// replica keeps its own).
+    fn task_store(&self) -> Option<Arc<dyn crate::task_store::TaskStore>> {
+        None
+    }
 }
 
 /// A change made on one replica that the clients of all of them may be listening for

@@ -3,7 +3,8 @@
 //! bus as one pub/sub channel.
 //!
 //! Keys, under a prefix (default `oxmcp:`): `session:<id>` (JSON record), `events:<id>`
-//! (stream; field `m` is the message). Channel: `bus`.
+//! (stream; field `m` is the message), and the tasks' `task:<id>` (hash),
+//! `task-running:<scope>` (counter) and `task-list:<scope>` (sorted set). Channel: `bus`.
 //!
 //! Commands go through one `ConnectionManager` (multiplexed, reconnects on the next command
 //! after a failure) with connection and response timeouts and a few retries, so a request
@@ -11,8 +12,10 @@
 //! connection of its own.
 
 // The store and its commands are here; the loops that run beside it (the stream writer, the
-// tails, GET-stream lease renewal, the bus listener) are in `tasks`.
-mod tasks;
+// tails, GET-stream lease renewal, the bus listener) are in `loops`, and the MCP tasks of the
+// replicas in `task_store`.
+mod loops;
+mod task_store;
 
 use std::{io, sync::Arc, time::Duration};
 
@@ -30,7 +33,7 @@ use super::{
     BusMessage, Change, GetLease, SessionRecord, SharedStore, StoreError, StoredEvent, Tail, hex,
 };
 use crate::{Error, sync::Mutex};
-use tasks::{Follow, Write, bus_payload, follow_log, keep_lease, listen, reader, write_events};
+use loops::{Follow, Write, bus_payload, follow_log, keep_lease, listen, reader, write_events};
 
 /// Settings of a [`RedisStore`].
 #[derive(Clone, Debug)]
@@ -429,6 +432,13 @@ impl SharedStore for RedisStore {
 
     fn subscribe_changes(&self) -> Option<mpsc::UnboundedReceiver<Change>> {
         self.changes.lock().take()
+    }
+
+    fn task_store(&self) -> Option<Arc<dyn crate::task_store::TaskStore>> {
+        Some(Arc::new(task_store::RedisTaskStore::new(
+            self.conn.clone(),
+            self.options.prefix.clone(),
+        )))
     }
 }
 
