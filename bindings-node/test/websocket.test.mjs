@@ -9,6 +9,8 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
@@ -261,5 +263,62 @@ test('websocket: runHttp({websocket: true}) takes upgrades on its path; without 
     await assert.rejects(Client.websocket(url2.replace(/^http/, 'ws'), { timeout: 5000 }), McpError);
   } finally {
     await httpOnly.close();
+  }
+});
+
+/** Starts `node args…` and resolves with the child and the ws:// URL it announces on stderr. */
+function announcing(args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let seen = '';
+    child.stderr.on('data', (d) => {
+      seen += d;
+      const m = seen.match(/listening on (ws:\/\/\S+)/);
+      if (m) resolve({ child, url: m[1] });
+    });
+    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code} before listening: ${seen}`)));
+  });
+}
+
+test('websocket: the conformance fixture and the weather example take --ws --port N (issue 39)', async (t) => {
+  const fixture = path.join(here, 'conformance_server.mjs');
+  // The weather example, copied beside a link to the tests' node_modules (so its `oxmcp` is
+  // the installed tarball), as host.test.mjs does.
+  const ROOT = process.env.OXMCP_ROOT ?? path.join(here, '../..');
+  const work = mkdtempSync(path.join(tmpdir(), 'oxmcp-ws-'));
+  t.after(() => rmSync(work, { recursive: true, force: true }));
+  cpSync(path.join(ROOT, 'examples/node/weather-server'), path.join(work, 'weather-server'), { recursive: true });
+  symlinkSync(path.join(here, 'node_modules'), path.join(work, 'node_modules'), 'dir');
+  const weather = path.join(work, 'weather-server', 'bin', 'oxmcp-weather.mjs');
+  for (const [args, tool, input, expect] of [
+    [[fixture, '--ws', '--port', String(await freePort())], 'test_simple_text', {}, 'This is a simple text response'],
+    [[weather, '--ws', '--port', String(await freePort())], 'get_weather', { city: 'Beijing' }, 'Beijing:'],
+  ]) {
+    const { child, url } = await announcing(args);
+    try {
+      const client = await Client.websocket(url);
+      assert.ok(text(await client.callTool(tool, input)).startsWith(expect));
+      await client.close();
+    } finally {
+      child.kill();
+      assert.deepEqual(await gone([child.pid]), []);
+    }
+  }
+  // Both on one port; the neighbour: that port, taken, fails a second start.
+  const port = await freePort();
+  const { child, url } = await announcing([fixture, '--http', '--ws', '--port', String(port)]);
+  try {
+    const overWs = await Client.websocket(url);
+    assert.ok(text(await overWs.callTool('test_simple_text', {})));
+    await overWs.close();
+    const overHttp = await Client.http(url.replace('ws://', 'http://'));
+    assert.ok(text(await overHttp.callTool('test_simple_text', {})));
+    await overHttp.close();
+    const second = spawn(process.execPath, [fixture, '--ws', '--port', String(port)], { stdio: 'ignore' });
+    const [code] = await once(second, 'exit');
+    assert.notEqual(code, 0);
+  } finally {
+    child.kill();
+    assert.deepEqual(await gone([child.pid]), []);
   }
 });

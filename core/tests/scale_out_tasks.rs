@@ -45,12 +45,19 @@ async fn a_task_created_on_one_replica_is_read_answered_cancelled_and_collected_
     );
     // Created on A, read on B, collected on C.
     let created = a
-        .call_tool_as_task("slow_compute", json!({"seconds": 0.5, "label": "spread"}), TaskCallOptions::default())
+        .call_tool_as_task(
+            "slow_compute",
+            json!({"seconds": 0.5, "label": "spread"}),
+            TaskCallOptions::default(),
+        )
         .await
         .unwrap();
     let id = created.id().unwrap().to_owned();
     let seen = b.task(&id).unwrap().status().await.expect("B reads it");
-    assert!(matches!(seen.status, TaskStatus::Working | TaskStatus::Completed), "{seen:?}");
+    assert!(
+        matches!(seen.status, TaskStatus::Working | TaskStatus::Completed),
+        "{seen:?}"
+    );
     let result = tokio::time::timeout(WAIT, c.task(&id).unwrap().result())
         .await
         .expect("in time")
@@ -60,7 +67,11 @@ async fn a_task_created_on_one_replica_is_read_answered_cancelled_and_collected_
     // A question asked by a task running on B, answered through C (tasks/update), and the
     // handler on B goes on.
     let asking = b
-        .call_tool_as_task("confirm_delete", json!({"filename": "far.txt"}), TaskCallOptions::default())
+        .call_tool_as_task(
+            "confirm_delete",
+            json!({"filename": "far.txt"}),
+            TaskCallOptions::default(),
+        )
         .await
         .unwrap();
     let result = tokio::time::timeout(WAIT, c.task(asking.id().unwrap()).unwrap().result())
@@ -71,13 +82,20 @@ async fn a_task_created_on_one_replica_is_read_answered_cancelled_and_collected_
 
     // Running on C, cancelled through A: it ends `cancelled` for everyone.
     let slow = c
-        .call_tool_as_task("slow_compute", json!({"seconds": 60}), TaskCallOptions::default())
+        .call_tool_as_task(
+            "slow_compute",
+            json!({"seconds": 60}),
+            TaskCallOptions::default(),
+        )
         .await
         .unwrap();
     let id = slow.id().unwrap().to_owned();
     a.task(&id).unwrap().cancel().await.expect("A cancels it");
     for client in [&a, &b, &c] {
-        assert_eq!(client.task(&id).unwrap().status().await.unwrap().status, TaskStatus::Cancelled);
+        assert_eq!(
+            client.task(&id).unwrap().status().await.unwrap().status,
+            TaskStatus::Cancelled
+        );
     }
     // The bound counts running tasks across replicas: the cancelled one freed its place.
     for client in [a, b, c] {
@@ -141,7 +159,10 @@ async fn through_the_round_robin_proxy_every_step_lands_elsewhere_and_the_task_h
     let unknown = through_proxy(&cluster, 40, "tasks/get", json!({"taskId": "not-a-task"})).await;
     assert_eq!(unknown["error"]["code"], -32602);
     let per_replica = cluster.connections_per_replica();
-    assert!(per_replica.iter().all(|&n| n >= 2), "spread over every replica: {per_replica:?}");
+    assert!(
+        per_replica.iter().all(|&n| n >= 2),
+        "spread over every replica: {per_replica:?}"
+    );
 }
 
 #[tokio::test]
@@ -161,7 +182,9 @@ async fn a_2025_task_of_a_shared_session_is_served_by_every_replica() {
         .as_str()
         .unwrap_or_else(|| panic!("{created}"))
         .to_owned();
-    let got = mcp.request(&cluster.url(B), 2, "tasks/get", json!({"taskId": id})).await;
+    let got = mcp
+        .request(&cluster.url(B), 2, "tasks/get", json!({"taskId": id}))
+        .await;
     assert_eq!(got["result"]["taskId"], id.as_str(), "{got}");
     // tasks/result on C blocks until the task on A is done, woken across replicas.
     let result = tokio::time::timeout(
@@ -170,14 +193,28 @@ async fn a_2025_task_of_a_shared_session_is_served_by_every_replica() {
     )
     .await
     .expect("tasks/result answers");
-    assert_eq!(result["result"]["content"][0]["text"], "old: computed after 0.5 s", "{result}");
-    let listed = mcp.request(&cluster.url(B), 4, "tasks/list", json!({})).await;
-    assert_eq!(listed["result"]["tasks"][0]["taskId"], id.as_str(), "{listed}");
+    assert_eq!(
+        result["result"]["content"][0]["text"], "old: computed after 0.5 s",
+        "{result}"
+    );
+    let listed = mcp
+        .request(&cluster.url(B), 4, "tasks/list", json!({}))
+        .await;
+    assert_eq!(
+        listed["result"]["tasks"][0]["taskId"],
+        id.as_str(),
+        "{listed}"
+    );
     // Another session cannot see it on any replica.
     let other = Mcp::initialize(&proxy, &proxy, json!({})).await;
     for (n, replica) in [A, B, C].into_iter().enumerate() {
         let r = other
-            .request(&cluster.url(replica), 10 + n as i64, "tasks/get", json!({"taskId": id}))
+            .request(
+                &cluster.url(replica),
+                10 + n as i64,
+                "tasks/get",
+                json!({"taskId": id}),
+            )
             .await;
         assert_eq!(r["error"]["code"], -32602, "{r}");
     }
@@ -191,7 +228,11 @@ async fn a_task_whose_replica_is_killed_mid_run_ends_failed_not_lost() {
     let survivor = Replica::start_with(&redis, STATE_KEY, &lease).await;
     let on_doomed = client_of(&doomed.url()).await;
     let task = on_doomed
-        .call_tool_as_task("slow_compute", json!({"seconds": 600}), TaskCallOptions::default())
+        .call_tool_as_task(
+            "slow_compute",
+            json!({"seconds": 600}),
+            TaskCallOptions::default(),
+        )
         .await
         .unwrap();
     let id = task.id().unwrap().to_owned();
@@ -214,7 +255,11 @@ async fn a_task_whose_replica_is_killed_mid_run_ends_failed_not_lost() {
     match handle.result().await {
         Err(oxmcp::Error::Rpc(e)) => {
             assert_eq!(e.code, -32603);
-            assert!(e.message.contains("stopped before it finished"), "{}", e.message);
+            assert!(
+                e.message.contains("stopped before it finished"),
+                "{}",
+                e.message
+            );
         }
         other => panic!("{other:?}"),
     }

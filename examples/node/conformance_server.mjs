@@ -7,6 +7,7 @@
 //   ... --store redis://HOST:PORT/ --state-key HEX               one replica of several sharing
 //                                                                 sessions through Redis
 //
+//   node examples/node/conformance_server.mjs --ws --port N      WebSocket (with --http: both)
 // Over HTTP it prints `listening on http://127.0.0.1:PORT/mcp` on stderr once it listens.
 import { Server } from 'oxmcp';
 
@@ -276,13 +277,22 @@ if (store) {
 
 if (args.includes('--http')) {
   const port = Number(flag('--port') ?? 3000);
+  const websocket = args.includes('--ws');
   const { url } = await server.runHttp({
     port,
     stateless: args.includes('--stateless'),
     jsonResponse: args.includes('--json-response'),
     sseRetryMs: 500,
+    ...(websocket ? { websocket: true } : {}),
     ...(store ? { store } : {}),
   });
+  console.error(`conformance server listening on ${url}`);
+  if (websocket) console.error(`conformance server listening on ${url.replace('http://', 'ws://')}`);
+  process.on('SIGINT', () => server.close());
+  process.on('SIGTERM', () => server.close());
+} else if (args.includes('--ws')) {
+  // WebSocket alone (`--ws --port N`): ws://127.0.0.1:N/mcp.
+  const { url } = await server.runWebSocket({ port: Number(flag('--port') ?? 3000) });
   console.error(`conformance server listening on ${url}`);
   process.on('SIGINT', () => server.close());
   process.on('SIGTERM', () => server.close());

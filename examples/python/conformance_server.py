@@ -8,6 +8,7 @@ the 2026-07-28 multi round-trip tools included.
         --store redis://HOST:PORT/   share sessions with other replicas through Redis
         --state-key HEX       the 32-byte request-state key (64 hex digits), shared by replicas
         --json-response       answer POSTs with JSON only
+    python examples/python/conformance_server.py --ws --port N      WebSocket (with --http: both)
 
 Over HTTP it prints ``conformance server listening on http://127.0.0.1:PORT/mcp`` on stderr
 once it listens; it never writes anything but protocol to stdout.
@@ -484,15 +485,24 @@ def parse_key(text: str) -> bytes:
 
 
 async def serve_http(server: Server, args: argparse.Namespace) -> None:
-    http = await server.serve_http(
-        "127.0.0.1",
-        args.port,
-        stateless=args.stateless,
-        json_response=args.json_response,
-        sse_retry=0.5,
-        store=args.store,
-    )
-    print(f"conformance server listening on {http.url}", file=sys.stderr, flush=True)
+    if args.http:
+        http = await server.serve_http(
+            "127.0.0.1",
+            args.port,
+            stateless=args.stateless,
+            json_response=args.json_response,
+            sse_retry=0.5,
+            store=args.store,
+            websocket=args.ws,
+        )
+        print(f"conformance server listening on {http.url}", file=sys.stderr, flush=True)
+        if args.ws:
+            ws_url = http.url.replace("http://", "ws://", 1)
+            print(f"conformance server listening on {ws_url}", file=sys.stderr, flush=True)
+    else:
+        # WebSocket alone (`--ws --port N`): ws://127.0.0.1:N/mcp.
+        http = await server.serve_ws("127.0.0.1", args.port)
+        print(f"conformance server listening on {http.url}", file=sys.stderr, flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -506,6 +516,7 @@ async def serve_http(server: Server, args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--http", action="store_true")
+    parser.add_argument("--ws", action="store_true", help="serve WebSocket (with --http: both on one port)")
     parser.add_argument("--port", type=int, default=3000)
     parser.add_argument("--stateless", action="store_true")
     parser.add_argument("--json-response", action="store_true")
@@ -514,7 +525,7 @@ def main() -> None:
     args = parser.parse_args()
     key = parse_key(args.state_key) if args.state_key else None
     server = build(key, scale_out=args.store is not None)
-    if args.http:
+    if args.http or args.ws:
         asyncio.run(serve_http(server, args))
     else:
         server.run()

@@ -112,5 +112,23 @@ async fn main() -> oxmcp::Result<()> {
         let cities = cities.clone();
         async move { get_weather(&cities, &args) }
     })?;
+    // stdio by default; `--ws --port N` serves WebSocket on ws://127.0.0.1:N/mcp instead.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--ws") {
+        let port = match args.iter().position(|a| a == "--port") {
+            Some(i) => args
+                .get(i + 1)
+                .and_then(|p| p.parse().ok())
+                .ok_or_else(|| oxmcp::Error::InvalidArgument("--port needs a number".into()))?,
+            None => 8000,
+        };
+        let ws = server
+            .serve_ws(oxmcp::transport::ws::WsServerOptions::port(port))
+            .await?;
+        eprintln!("listening on {}", ws.url());
+        let _ = tokio::signal::ctrl_c().await;
+        ws.shutdown().await;
+        return Ok(());
+    }
     server.serve_stdio().await
 }

@@ -307,3 +307,59 @@ async def test_bearer_tokens_are_checked_on_the_upgrade() -> None:
                 await oxmcp.Client.websocket(ws.url, headers=headers, connect_timeout=5)
     finally:
         await ws.shutdown()
+
+
+def start_announcing(argv: list[str]) -> tuple[subprocess.Popen[str], str]:
+    """Starts ``argv`` and returns it with the ws:// URL it announces on stderr."""
+    proc = subprocess.Popen(
+        argv,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if "listening on ws://" in line:
+            return proc, "ws://" + line.split("listening on ws://", 1)[1].strip()
+    stop(proc)
+    raise AssertionError(f"{argv} never listened (exit {proc.poll()})")
+
+
+async def test_the_python_examples_serve_websocket_with_ws_and_port() -> None:
+    """Issue 39: the conformance fixture and the weather example take ``--ws --port N``."""
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    fixture = os.path.join(repo, "examples", "python", "conformance_server.py")
+    weather_src = os.path.join(repo, "examples", "python", "weather-server", "src")
+    weather = [
+        PY,
+        "-c",
+        f"import sys; sys.path.insert(0, {weather_src!r}); sys.argv[1:] = ['--ws', '--port', "
+        f"'{free_port()}']; import oxmcp_weather; oxmcp_weather.main()",
+    ]
+    for argv, tool, args, expect in [
+        ([PY, fixture, "--ws", "--port", str(free_port())], "test_simple_text", {},
+         "This is a simple text response for testing."),
+        (weather, "get_weather", {"city": "Beijing"}, "Beijing:"),
+    ]:
+        proc, url = start_announcing(argv)
+        try:
+            async with oxmcp.Client.websocket(url, timeout=20) as c:
+                result = await c.call_tool(tool, args)
+                assert result["content"][0]["text"].startswith(expect), result
+        finally:
+            stop(proc)
+    # Both transports on one port, and the neighbour: a port that is taken fails the start.
+    port = free_port()
+    proc, url = start_announcing([PY, fixture, "--http", "--ws", "--port", str(port)])
+    try:
+        async with oxmcp.Client.websocket(url, timeout=20) as c:
+            assert (await c.call_tool("test_simple_text"))["content"][0]["text"]
+        async with oxmcp.Client.http(url.replace("ws://", "http://", 1), timeout=20) as c:
+            assert (await c.call_tool("test_simple_text"))["content"][0]["text"]
+        taken = subprocess.run(
+            [PY, fixture, "--ws", "--port", str(port)], capture_output=True, text=True, timeout=30
+        )
+        assert taken.returncode != 0
+    finally:
+        stop(proc)

@@ -209,3 +209,99 @@ async fn the_cli_calls_a_tool_over_websocket() {
     .await;
     cli::assert_exit(&o, 4, "fixture");
 }
+
+/// Starts an example with `args` and returns it with the URL it announces on stderr
+/// (`… listening on <url>`, the first line that says so with `scheme`).
+async fn example_child(name: &str, args: &[&str], scheme: &str) -> (tokio::process::Child, String) {
+    let mut child = tokio::process::Command::new(example_bin(name))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start the example");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let marker = format!("listening on {scheme}://");
+    let url = tokio::time::timeout(STEP, async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(at) = line.find(&marker) {
+                return line[at + "listening on ".len()..].trim().to_owned();
+            }
+        }
+        panic!("{name} exited without listening")
+    })
+    .await
+    .expect("the example announces its URL");
+    (child, url)
+}
+
+/// The examples serve WebSocket with `--ws --port N` (issue 39: every fixture server does):
+/// the weather example and the conformance fixture alone, and the fixture beside Streamable
+/// HTTP on one port with `--http --ws`.
+#[tokio::test]
+async fn the_examples_serve_websocket_with_ws_and_port() {
+    use oxmcp::{
+        client::{Client, ClientOptions},
+        transport::ws::WsClientOptions,
+    };
+    let options = || ClientOptions::new("ws-examples", "1.0.0");
+    let (_weather, url) = example_child("weather_server", &["--ws", "--port", "0"], "ws").await;
+    let client = Client::connect_ws(&url, options(), WsClientOptions::default())
+        .await
+        .expect("connects to the weather example");
+    let r = client
+        .call_tool("get_weather", json!({"city": "Beijing"}))
+        .await
+        .unwrap();
+    assert!(r.text_content().starts_with("Beijing:"), "{r:?}");
+    let unknown = client
+        .call_tool("get_weather", json!({"city": "Atlantis"}))
+        .await
+        .unwrap();
+    assert!(unknown.is_error());
+    client.close().await;
+
+    let (_fixture, url) = example_child("conformance_server", &["--ws", "--port", "0"], "ws").await;
+    let client = Client::connect_ws(&url, options(), WsClientOptions::default())
+        .await
+        .unwrap();
+    let r = client
+        .call_tool("test_simple_text", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.text_content(),
+        "This is a simple text response for testing."
+    );
+    client.close().await;
+
+    let (_both, ws_url) = example_child(
+        "conformance_server",
+        &["--http", "--ws", "--port", "0"],
+        "ws",
+    )
+    .await;
+    let http_url = ws_url.replacen("ws://", "http://", 1);
+    let over_ws = Client::connect_ws(&ws_url, options(), WsClientOptions::default())
+        .await
+        .unwrap();
+    let over_http = Client::connect_http(&http_url, options(), Default::default())
+        .await
+        .unwrap();
+    for c in [&over_ws, &over_http] {
+        let r = c.call_tool("test_simple_text", json!({})).await.unwrap();
+        assert_eq!(
+            r.text_content(),
+            "This is a simple text response for testing."
+        );
+        c.close().await;
+    }
+    // The neighbour: a bad port is refused before anything listens.
+    let bad = tokio::process::Command::new(example_bin("weather_server"))
+        .args(["--ws", "--port", "not-a-port"])
+        .output()
+        .await
+        .unwrap();
+    assert!(!bad.status.success());
+}

@@ -68,4 +68,14 @@ server.tool(
   },
 );
 
-await server.runStdio();
+// stdio by default; `--ws --port N` serves WebSocket on ws://127.0.0.1:N/mcp instead.
+const args = process.argv.slice(2);
+if (args.includes('--ws')) {
+  const at = args.indexOf('--port');
+  const { url } = await server.runWebSocket({ port: at >= 0 ? Number(args[at + 1]) : 8000 });
+  console.error(`listening on ${url}`);
+  process.on('SIGINT', () => server.close());
+  process.on('SIGTERM', () => server.close());
+} else {
+  await server.runStdio();
+}

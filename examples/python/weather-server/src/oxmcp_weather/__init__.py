@@ -6,6 +6,7 @@ text, same structured content, same error text), from a byte-identical ``cities.
 from __future__ import annotations
 
 import json
+import sys
 from importlib import resources
 from typing import Any
 
@@ -82,7 +83,13 @@ def build_server() -> Server:
 
 
 def main() -> None:
-    build_server().run()
+    """stdio by default; ``--ws --port N`` serves WebSocket on ws://127.0.0.1:N/mcp instead."""
+    args = sys.argv[1:]
+    if "--ws" in args:
+        port = int(args[args.index("--port") + 1]) if "--port" in args else 8000
+        build_server().run("ws", port=port)
+    else:
+        build_server().run()
 
 
 if __name__ == "__main__":
