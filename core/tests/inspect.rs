@@ -31,13 +31,17 @@ struct Inspector {
 impl Inspector {
     fn start(tag: &str) -> Inspector {
         let weather = example("weather_server");
-        let config = write_config(
+        Inspector::start_with(
             tag,
             json!({"mcpServers": {
                 "weather": {"command": weather.display().to_string()},
                 "broken": {"command": "sh", "args": ["-c", "echo 'no API key' >&2; exit 3"]},
             }}),
-        );
+        )
+    }
+
+    fn start_with(tag: &str, config: Value) -> Inspector {
+        let config = write_config(tag, config);
         let mut child = Command::new(env!("CARGO_BIN_EXE_oxmcp"))
             .args(["inspect", "--no-open", "--port", "0", "--config"])
             .arg(&config)
@@ -420,4 +424,54 @@ fn sigterm_stops_the_inspector_and_its_servers() {
         TcpStream::connect(("127.0.0.1", i.port)).is_err(),
         "nothing listens after the stop"
     );
+}
+
+/// A WebSocket server in the config (`{"type": "ws"}`) is inspected like any other; one that
+/// is not listening fails by name (issue 39).
+#[test]
+fn a_websocket_server_in_the_config_is_inspected_and_a_dead_one_fails_by_name() {
+    let mut weather = Command::new(example("weather_server"))
+        .args(["--ws", "--port", "0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(weather.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("{line:?}"))
+        .to_owned();
+    let i = Inspector::start_with(
+        "ws",
+        json!({"mcpServers": {
+            "weather-ws": {"type": "ws", "url": url},
+            "gone-ws": {"url": "ws://127.0.0.1:1/mcp"},
+        }}),
+    );
+    let s = i.settled();
+    let state = |n: &str| {
+        s["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == n)
+            .unwrap()["state"]
+            .clone()
+    };
+    assert_eq!(state("weather-ws"), "connected", "{s}");
+    assert_eq!(state("gone-ws"), "failed", "{s}");
+    let (status, body) = i.api_post(
+        "call",
+        &json!({"call": "w", "server": "weather-ws", "tool": "get_weather", "arguments": {"city": "Oslo"}}),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["structuredContent"]["city"], "Oslo");
+    drop(i);
+    let _ = weather.kill();
+    let _ = weather.wait();
 }
