@@ -28,6 +28,7 @@ impl Client {
         arguments: Option<&str>,
         options: RequestOptions,
     ) -> Result<Box<RawValue>> {
+        self.refuse_task_only(name)?;
         let arguments = match arguments {
             None => None,
             Some(text) => {

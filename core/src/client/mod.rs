@@ -101,6 +101,9 @@ struct Inner {
     /// On Streamable HTTP: the `x-mcp-header` declarations of listed tools, which the
     /// transport mirrors into `Mcp-Param-*` headers.
     param_headers: Option<ParamHeaderTable>,
+    /// Tools the server listed as `taskSupport: required`: a plain call of one is refused
+    /// here, with the typed error, whatever the server would have answered.
+    task_only: crate::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 impl Drop for Inner {
@@ -153,6 +156,7 @@ impl Client {
                 streams,
                 max_input_rounds: options.max_input_rounds.max(1),
                 param_headers,
+                task_only: Default::default(),
             }),
         };
         if let Some(level) = options.log_level {

@@ -8,17 +8,38 @@ use serde_json::{Value, json};
 use super::{Client, encoded};
 use crate::{
     Error, Result,
-    protocol::{CallToolResult, ListToolsResult, Tool, methods, param_headers},
+    protocol::{CallToolResult, ListToolsResult, TaskSupport, Tool, methods, param_headers},
     session::RequestOptions,
 };
 
 impl Client {
+    /// A plain call of a tool the server listed as task-only fails here, typed (some servers
+    /// answer it with an `isError` result instead of an error).
+    pub(super) fn refuse_task_only(&self, name: &str) -> Result<()> {
+        if self.inner.task_only.lock().contains(name) {
+            return Err(Error::TaskRequired {
+                tool: name.to_owned(),
+            });
+        }
+        Ok(())
+    }
+
     /// One page of `tools/list`.
     pub async fn list_tools(&self, cursor: Option<&str>) -> Result<ListToolsResult> {
         let params = cursor.map(|c| json!({ "cursor": c }));
         let mut page: ListToolsResult = self
             .request_typed(methods::TOOLS_LIST, params, RequestOptions::default())
             .await?;
+        {
+            let mut task_only = self.inner.task_only.lock();
+            for tool in &page.tools {
+                if TaskSupport::of_tool(tool) == TaskSupport::Required {
+                    task_only.insert(tool.name.clone());
+                } else {
+                    task_only.remove(&tool.name);
+                }
+            }
+        }
         if let (Some(table), true) = (
             &self.inner.param_headers,
             self.protocol_version().is_stateless(),
@@ -82,6 +103,7 @@ impl Client {
                 "tool arguments must be a JSON object".into(),
             ));
         }
+        self.refuse_task_only(name)?;
         if self.inner.stateless_meta.is_none() {
             // The arguments are encoded once into the request and the result decoded once
             // from the response, with no `Value` of the whole params or result in between.

@@ -39,6 +39,7 @@ mod sdk;
 mod sdk_clients;
 mod stdio;
 mod stdio_tools;
+mod tasks;
 mod tools;
 mod ws;
 
@@ -196,6 +197,14 @@ cells! {
     http_client_legacy_sse: http_clients::legacy_sse_drives_oxmcp => python | typescript;
     http_client_rejects_another_server:
         http_clients::rejects_another_server => python | typescript;
+
+    // --- Tasks (2025-11-25 experimental tasks), both directions, stdio and HTTP -------------
+    tasks_sdk_client_drives_oxmcp_stdio: tasks::sdk_client_drives_oxmcp, "stdio" => python | typescript;
+    tasks_sdk_client_drives_oxmcp_http: tasks::sdk_client_drives_oxmcp, "http" => python | typescript;
+    tasks_oxmcp_drives_the_sdk_server_stdio:
+        tasks::oxmcp_drives_sdk_server, "stdio" => python | typescript;
+    tasks_oxmcp_drives_the_sdk_server_http:
+        tasks::oxmcp_drives_sdk_server, "http" => python | typescript;
 
     // --- WebSocket: each SDK's 1.x transport (gone from both in 2.x), both directions -------
     ws_oxmcp_client_drives_the_sdk_server: ws::oxmcp_drives_sdk_server => python | typescript;

@@ -565,6 +565,11 @@ static PYTHON: Sdk = Sdk {
     },
     gaps: &[
         (
+            "tasks",
+            "the Python SDK 2.x has no tasks (removed in python-sdk #2714; the 2026-07-28 \
+             extension is PR #3005, not released)",
+        ),
+        (
             "progress_and_logs",
             "the Python HTTP test server has no `steps` tool (its log messages are the \
              `log_messages` cells)",

@@ -321,3 +321,56 @@ async fn a_2025_task_tags_what_it_says_and_a_2026_task_says_nothing_on_the_side(
         raw.notifications
     );
 }
+
+#[tokio::test]
+async fn a_2025_task_with_no_stream_to_the_client_asks_through_tasks_result() {
+    // An HTTP client that opens no GET stream: a question the task asks right away has no way
+    // to the client until the client's `tasks/result`, which then carries it.
+    let server = fixture::build(Server::builder("fixture", "1.0.0")).unwrap();
+    let http = server
+        .serve_http(HttpServerOptions::default())
+        .await
+        .unwrap();
+    let transport = HttpClientTransport::new(
+        &http.url(),
+        HttpClientOptions {
+            get_stream: false,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let client = Client::connect(
+        transport,
+        crate::common::schema_filling_client()
+            .protocol(ProtocolMode::Handshake(ProtocolVersion::V2025_11_25)),
+    )
+    .await
+    .unwrap();
+    for (tool, args, want) in [
+        (
+            "confirm_delete",
+            json!({"filename": "b.txt"}),
+            "Deleted b.txt",
+        ),
+        ("multi_input", json!({}), r#"name: "x", confirm: true"#),
+    ] {
+        let task = client
+            .call_tool_as_task(tool, args, TaskCallOptions::default())
+            .await
+            .unwrap();
+        // Before anyone collects it, the task waits for input rather than failing.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(
+            task.status().await.unwrap().status,
+            TaskStatus::InputRequired,
+            "{tool}"
+        );
+        let result = tokio::time::timeout(STEP, task.result())
+            .await
+            .expect("in time")
+            .expect("answered through tasks/result");
+        assert_eq!(result.text_content(), want);
+    }
+    client.close().await;
+    http.shutdown().await;
+}

@@ -29,7 +29,7 @@ use crate::{
     server::Inner,
     session::{Detached, RequestOptions, Session},
     sync::Mutex,
-    transport::Route,
+    transport::{Route, http::is_stranded},
 };
 
 /// The task side of one tool call's context.
@@ -231,21 +231,46 @@ impl TaskLink {
         {
             meta.insert(RELATED_TASK_META.into(), json!({ "taskId": id }));
         }
-        let route = server
-            .tasks
-            .result_stream(&id, &self.session)
-            .map_or(Route::Unrelated, Route::Related);
         // A person may take a while to answer: the question may wait as long as the task.
         let patience = Duration::from_millis(ttl_ms);
-        let options = RequestOptions {
-            timeout: Some(patience),
-            max_total_timeout: Some(patience),
-            cancel: Some(self.cancel.clone()),
-            route,
-            ..Default::default()
-        };
+        let mut changes = server.tasks.watch(&id);
         drop(server);
-        let answer = self.session.request(method, Some(params), options).await;
+        let answer = loop {
+            let Some(server) = self.server.upgrade() else {
+                break Err(Error::closed("the server stopped"));
+            };
+            let pending_result = server.tasks.result_stream(&id, &self.session);
+            drop(server);
+            let options = RequestOptions {
+                timeout: Some(patience),
+                max_total_timeout: Some(patience),
+                cancel: Some(self.cancel.clone()),
+                route: pending_result
+                    .clone()
+                    .map_or(Route::Unrelated, Route::Related),
+                ..Default::default()
+            };
+            match self
+                .session
+                .request(method, Some(params.clone()), options)
+                .await
+            {
+                // No stream reaches the client now (an HTTP client without a GET stream):
+                // the task waits, `input_required`, for the client's `tasks/result` (which it
+                // should send on seeing that status) and asks on that request's stream.
+                Err(Error::Rpc(e)) if pending_result.is_none() && is_stranded(&e) => {
+                    tokio::select! {
+                        changed = changes.changed() => {
+                            if changed.is_err() {
+                                break Err(Error::closed("the task ended"));
+                            }
+                        }
+                        _ = self.cancel.cancelled() => break Err(Error::Cancelled),
+                    }
+                }
+                other => break other,
+            }
+        };
         if let Some(server) = self.server.upgrade() {
             let _ = server
                 .tasks

@@ -172,6 +172,8 @@ impl TaskEngine {
             .entry(id.to_owned())
             .or_default()
             .push(stream);
+        // A question waiting for a way to the client (see `link`) can go now.
+        self.bump_local(id);
     }
 
     fn remove_result_stream(&self, id: &str, request: &crate::jsonrpc::RequestId) {

@@ -23,6 +23,7 @@ pub use client::{HttpClientOptions, HttpClientTransport};
 pub use event_store::{EventStore, InMemoryEventStore};
 use server::InMemoryServer;
 pub use server::{AuthHook, HttpServer, HttpServerOptions, SessionFactory};
+pub(crate) use streams::is_stranded;
 
 /// Header names, lower-case as HTTP/2 and the `http` crate want them.
 pub mod headers {

@@ -387,6 +387,30 @@ fn server_request_id(json: &[u8]) -> Option<RequestId> {
     probe.method.and(probe.id)
 }
 
+/// What marks the error a server's own request gets when no stream can carry it to the
+/// client (`data.reason`), so a caller that can wait for one (a task) tells it apart.
+pub(crate) const STRANDED: &str = "no-stream-to-the-client";
+
+/// The error a request the server makes gets when no stream can carry it: answered on the
+/// client's behalf, so the handler sees a clear error now rather than a timeout later.
+pub(crate) fn stranded_error() -> ErrorObject {
+    ErrorObject::internal(
+        "the server cannot reach the client: no stream is open to carry its request (the \
+         request it belongs to was answered or answers in plain JSON, and no GET stream is open)",
+    )
+    .with_data(serde_json::json!({ "reason": STRANDED }))
+}
+
+/// Whether `error` is [`stranded_error`]'s.
+pub(crate) fn is_stranded(error: &ErrorObject) -> bool {
+    error
+        .data
+        .as_ref()
+        .and_then(|d| d.get("reason"))
+        .and_then(|r| r.as_str())
+        == Some(STRANDED)
+}
+
 /// Moves the engine's outbound messages onto streams until the engine closes.
 pub(crate) async fn route(
     streams: Arc<Streams>,
@@ -399,10 +423,7 @@ pub(crate) async fn route(
                 if let Some(stranded) = streams.route(frame) {
                     // Answer on the client's behalf, so the handler sees a clear error now
                     // rather than a timeout much later.
-                    let error = ErrorObject::internal(
-                        "the server cannot reach the client: its responses are plain JSON and \
-                         no GET stream is open to carry requests",
-                    );
+                    let error = stranded_error();
                     let reply = crate::jsonrpc::encode_error(Some(&stranded), &error);
                     if inbound
                         .send(Inbound::Frame(Bytes::from(reply)))
