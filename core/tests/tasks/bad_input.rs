@@ -55,6 +55,23 @@ async fn create_experimental(
         .to_owned()
 }
 
+/// Creates `n` 2025-11-25 `slow_compute` tasks of `seconds` each; their ids.
+async fn create_slow(peer: &mut RawPeer, n: usize, seconds: u64) -> Vec<String> {
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let task = create_experimental(
+            peer,
+            &format!("c{i}"),
+            "slow_compute",
+            json!({ "seconds": seconds }),
+            json!({}),
+        )
+        .await;
+        ids.push(task);
+    }
+    ids
+}
+
 fn error_of(response: &Value) -> (i64, String) {
     (
         response["error"]["code"]
@@ -292,19 +309,7 @@ async fn a_flood_of_tasks_past_the_bound_is_refused_clearly_and_a_place_frees_up
     });
     // The handshake era: per session.
     let mut peer = session(&server).await;
-    let mut ids = Vec::new();
-    for n in 0..3 {
-        ids.push(
-            create_experimental(
-                &mut peer,
-                &format!("c{n}"),
-                "slow_compute",
-                json!({"seconds": 60}),
-                json!({}),
-            )
-            .await,
-        );
-    }
+    let ids = create_slow(&mut peer, 3, 60).await;
     let refused = peer
         .request(
             json!("over"),
@@ -499,19 +504,7 @@ async fn tasks_list_pages_through_a_sessions_own_tasks() {
         json!({}),
     )
     .await;
-    let mut ids = Vec::new();
-    for n in 0..3 {
-        ids.push(
-            create_experimental(
-                &mut peer,
-                &format!("c{n}"),
-                "slow_compute",
-                json!({"seconds": 0}),
-                json!({}),
-            )
-            .await,
-        );
-    }
+    let ids = create_slow(&mut peer, 3, 0).await;
     for id in &ids {
         wait_raw_experimental(&mut peer, id, &[TaskStatus::Completed]).await;
     }

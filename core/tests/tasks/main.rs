@@ -46,48 +46,23 @@ pub fn with_tasks(mut params: Value) -> Value {
 
 /// Polls `tasks/get` (2026-07-28, raw) until the task's status is one of `wanted`.
 pub async fn wait_raw(peer: &mut RawPeer, id: &str, wanted: &[TaskStatus]) -> Value {
-    let names: Vec<&str> = wanted.iter().map(|s| s.as_str()).collect();
-    tokio::time::timeout(STEP, async {
-        for n in 0.. {
-            let got = peer
-                .request(
-                    json!(format!("poll-{n}")),
-                    "tasks/get",
-                    with_tasks(json!({ "taskId": id })),
-                )
-                .await;
-            let status = got["result"]["status"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned();
-            if names.contains(&status.as_str()) {
-                return got["result"].clone();
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        unreachable!()
-    })
-    .await
-    .unwrap_or_else(|_| panic!("task {id} never reached {names:?}"))
+    poll_raw(peer, with_tasks(json!({ "taskId": id })), wanted).await
 }
 
 /// Polls `tasks/get` (2025-11-25, raw) until the task's status is one of `wanted`.
 pub async fn wait_raw_experimental(peer: &mut RawPeer, id: &str, wanted: &[TaskStatus]) -> Value {
+    poll_raw(peer, json!({ "taskId": id }), wanted).await
+}
+
+async fn poll_raw(peer: &mut RawPeer, params: Value, wanted: &[TaskStatus]) -> Value {
     let names: Vec<&str> = wanted.iter().map(|s| s.as_str()).collect();
     tokio::time::timeout(STEP, async {
         for n in 0.. {
             let got = peer
-                .request(
-                    json!(format!("poll-{n}")),
-                    "tasks/get",
-                    json!({ "taskId": id }),
-                )
+                .request(json!(format!("poll-{n}")), "tasks/get", params.clone())
                 .await;
-            let status = got["result"]["status"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned();
-            if names.contains(&status.as_str()) {
+            let status = got["result"]["status"].as_str().unwrap_or_default();
+            if names.contains(&status) {
                 return got["result"].clone();
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -95,7 +70,7 @@ pub async fn wait_raw_experimental(peer: &mut RawPeer, id: &str, wanted: &[TaskS
         unreachable!()
     })
     .await
-    .unwrap_or_else(|_| panic!("task {id} never reached {names:?}"))
+    .unwrap_or_else(|_| panic!("{params} never reached {names:?}"))
 }
 
 /// Creates a 2026-07-28 task of `tool` through a raw peer and returns its id.
