@@ -43,7 +43,7 @@ pub use handlers::{ElicitationHandler, RootsHandler, SamplingHandler};
 use negotiate::{negotiate, stateless_meta};
 pub use options::{ClientOptions, NotificationCallback, ProtocolMode};
 pub use subscription::Subscription;
-pub use tasks::{TaskCallOptions, TaskHandle};
+pub use tasks::{TaskCallOptions, TaskHandle, TaskUpdates};
 
 use serde_json::Value;
 

@@ -62,6 +62,25 @@ enum Kind {
     Done(Box<CallToolResult>),
 }
 
+/// A task's status changes, pulled one at a time ([`TaskHandle::updates`] as an object, for
+/// callers that cannot hold a stream: the bindings' async iterators).
+pub struct TaskUpdates {
+    stream: futures::stream::BoxStream<'static, Result<Task>>,
+}
+
+impl std::fmt::Debug for TaskUpdates {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskUpdates").finish_non_exhaustive()
+    }
+}
+
+impl TaskUpdates {
+    /// The next status, once it changed; `None` after the final one.
+    pub async fn next(&mut self) -> Option<Result<Task>> {
+        futures::StreamExt::next(&mut self.stream).await
+    }
+}
+
 /// How long to wait between polls when the server suggests nothing.
 const DEFAULT_POLL: Duration = Duration::from_millis(500);
 /// Bounds on a server's suggestion, so a hostile value neither spins nor stalls us.
@@ -378,6 +397,13 @@ impl TaskHandle {
                 _ => Err(Error::Rpc(e)),
             },
             Err(e) => Err(e),
+        }
+    }
+
+    /// [`TaskHandle::updates`], pulled with [`TaskUpdates::next`].
+    pub fn watch(&self) -> TaskUpdates {
+        TaskUpdates {
+            stream: Box::pin(self.updates()),
         }
     }
 

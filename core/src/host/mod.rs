@@ -503,6 +503,21 @@ impl Host {
         result
     }
 
+    /// Calls a tool as a task (see [`crate::client::Client::call_tool_as_task`]): the handle follows it, and
+    /// outlives the call, so a long tool neither times out nor holds a request open. A server
+    /// that offers no tasks gets a plain call, whose result the handle holds.
+    pub async fn call_tool_as_task(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Value,
+        options: crate::client::TaskCallOptions,
+    ) -> Result<crate::client::TaskHandle> {
+        let slot = self.slot(server)?;
+        let client = self.client(slot, true).await?;
+        client.call_tool_as_task(tool, arguments, options).await
+    }
+
     /// Reads a resource from a server.
     pub async fn read_resource(&self, server: &str, uri: &str) -> Result<ReadResourceResult> {
         let slot = self.slot(server)?;

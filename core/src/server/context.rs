@@ -103,6 +103,15 @@ impl Context {
         self.scope.task.as_ref().and_then(|t| t.id())
     }
 
+    /// Says what the task is doing, as its `statusMessage` (clients see it in `tasks/get`).
+    /// Does nothing for a call that is not a task.
+    pub async fn report_status(&self, message: &str) -> Result<()> {
+        match self.scope.task.as_ref().filter(|t| t.id().is_some()) {
+            Some(link) => link.report_status(message).await,
+            None => Ok(()),
+        }
+    }
+
     /// Sends a log message for this request, if the client asked for this level: in the
     /// handshake era by `logging/setLevel` (everything until it does), in the stateless era by
     /// `_meta` `io.modelcontextprotocol/logLevel` (nothing unless it does).

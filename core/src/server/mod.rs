@@ -257,7 +257,9 @@ impl Server {
     }
 
     /// Registers (or replaces) a tool. Fails if its name or schemas are invalid. Connected
-    /// clients are told the list changed.
+    /// clients are told the list changed. A definition that declares
+    /// `execution.taskSupport` is served as a task tool accordingly (see
+    /// [`Server::add_tool_with`] for more).
     pub fn add_tool(&self, tool: Tool, handler: impl ToolHandler) -> Result<()> {
         self.add_tool_arc(tool, Arc::new(handler))
     }
@@ -273,9 +275,11 @@ impl Server {
         self.add_tool_arc_with(tool, options, Arc::new(handler))
     }
 
-    /// Like [`Server::add_tool`], for a handler that is already shared.
+    /// Like [`Server::add_tool`], for a handler that is already shared. A definition that
+    /// declares `execution.taskSupport` is served so ([`ToolOptions::from_tool`]).
     pub fn add_tool_arc(&self, tool: Tool, handler: Arc<dyn ToolHandler>) -> Result<()> {
-        self.add_tool_arc_with(tool, ToolOptions::default(), handler)
+        let options = ToolOptions::from_tool(&tool);
+        self.add_tool_arc_with(tool, options, handler)
     }
 
     /// Like [`Server::add_tool_with`], for a handler that is already shared.

@@ -108,6 +108,12 @@ impl ToolOptions {
         self.task_start = TaskStart::Deferred;
         self
     }
+
+    /// What a definition declares: its `execution.taskSupport` (a tool registered with a
+    /// plain `add_tool` is served as its listing says).
+    pub fn from_tool(tool: &Tool) -> Self {
+        ToolOptions::tasks(TaskSupport::of_tool(tool))
+    }
 }
 
 /// A registered tool: its definition, compiled schemas and handler.

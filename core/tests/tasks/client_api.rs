@@ -286,3 +286,86 @@ async fn the_listing_and_capabilities_say_what_each_era_offers() {
         pair.finish().await;
     }
 }
+
+#[tokio::test]
+async fn a_declared_task_support_is_honoured_and_status_messages_reach_the_client() {
+    use oxmcp::{
+        protocol::{CallToolResult, Tool},
+        server::{Context, Server},
+    };
+    let server = Server::builder("status", "1.0.0").build();
+    // A plain `add_tool` whose definition declares its task support is served as it says.
+    let mut tool = Tool::new("stepper", "Reports where it is", json!({"type": "object"}));
+    tool.extra
+        .insert("execution".into(), json!({"taskSupport": "required"}));
+    server
+        .add_tool(tool, |_a: Value, ctx: Context| async move {
+            ctx.report_status("halfway").await?;
+            // Longer than a poll interval (500 ms), so a poll sees the message.
+            tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+            Ok(CallToolResult::text("stepped"))
+        })
+        .unwrap();
+    for mode in task_modes() {
+        let pair =
+            crate::common::pair(&server, schema_filling_client().protocol(mode.clone())).await;
+        assert!(matches!(
+            pair.client.call_tool("stepper", json!({})).await,
+            Err(Error::TaskRequired { .. })
+        ));
+        let task = pair
+            .client
+            .call_tool_as_task("stepper", json!({}), options())
+            .await
+            .unwrap();
+        let mut updates = task.watch();
+        let mut messages = Vec::new();
+        while let Some(update) = tokio::time::timeout(STEP, updates.next()).await.unwrap() {
+            let update = update.unwrap();
+            messages.push((update.status, update.status_message.clone()));
+        }
+        assert!(
+            messages.contains(&(TaskStatus::Working, Some("halfway".into()))),
+            "{mode:?}: {messages:?}"
+        );
+        assert_eq!(
+            messages.last().unwrap().0,
+            TaskStatus::Completed,
+            "{mode:?}"
+        );
+        pair.finish().await;
+    }
+}
+
+#[tokio::test]
+async fn the_host_calls_a_tool_as_a_task() {
+    use oxmcp::host::{Config, Host, HostOptions};
+    let fixture = crate::common::example_bin("conformance_server");
+    let config = Config::from_value(
+        &json!({"mcpServers": {"fixture": {"command": fixture}}}),
+        &|_| None,
+    )
+    .expect("a config");
+    let host = Host::start(config, HostOptions::default()).await;
+    let task = host
+        .call_tool_as_task(
+            "fixture",
+            "slow_compute",
+            json!({"seconds": 0.2, "label": "hosted"}),
+            options(),
+        )
+        .await
+        .expect("a task");
+    assert!(task.id().is_some());
+    let result = tokio::time::timeout(STEP, task.result())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(result.text_content(), "hosted: computed after 0.2 s");
+    assert!(
+        host.call_tool_as_task("nope", "slow_compute", json!({}), options())
+            .await
+            .is_err()
+    );
+    host.close().await;
+}

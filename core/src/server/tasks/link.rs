@@ -32,6 +32,9 @@ use crate::{
     transport::{Route, http::is_stranded},
 };
 
+/// A status message longer than this is cut (it is stored and sent on every `tasks/get`).
+const MAX_STATUS_CHARS: usize = 1000;
+
 /// The task side of one tool call's context.
 pub(crate) struct TaskLink {
     server: Weak<Inner>,
@@ -146,6 +149,31 @@ impl TaskLink {
             }
         }
         self.started.notify_waiters();
+    }
+
+    /// Writes the task's status message (`state`).
+    pub(crate) async fn report_status(&self, message: &str) -> Result<()> {
+        let (Some(id), Some(server)) = (self.id(), self.server.upgrade()) else {
+            return Ok(());
+        };
+        let state = super::view::State {
+            at: now_ms(),
+            message: Some(message.chars().take(MAX_STATUS_CHARS).collect()),
+        };
+        server
+            .tasks
+            .store()
+            .set(
+                id,
+                vec![(
+                    crate::task_store::field::STATE.to_owned(),
+                    serde_json::to_string(&state).unwrap_or_default(),
+                )],
+            )
+            .await
+            .map_err(|e| Error::closed(e.to_string()))?;
+        signal(&server, id);
+        Ok(())
     }
 
     /// Whether 2026-07-28 questions wait for answers.
