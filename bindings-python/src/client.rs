@@ -14,6 +14,7 @@ use oxmcp::{
     ProtocolVersion,
     client::{
         Client, ClientOptions, ElicitationHandler, ProtocolMode, RootsHandler, SamplingHandler,
+        TaskCallOptions,
     },
     embed::Spawner,
     jsonrpc::ErrorObject,
@@ -38,6 +39,7 @@ use crate::{
     embed::Hosted,
     errors::{ErrorMapper, to_pyerr},
     runtime::{LoopHandle, attach, spawn_awaitable},
+    tasks::NativeTaskHandle,
 };
 
 const INTERNAL_ERROR: i64 = -32603;
@@ -480,6 +482,40 @@ impl NativeClient {
                 .map(Json)
                 .map_err(ErrorMapper::from)
         })
+    }
+
+    /// Calls a tool as a task: a handle at once (see `oxmcp::client::TaskHandle`); a server
+    /// without tasks gets a plain call, whose result the handle holds. `ttl` in seconds.
+    #[pyo3(signature = (name, arguments=None, ttl=None))]
+    fn call_tool_as_task<'py>(
+        &self,
+        py: Python<'py>,
+        name: String,
+        arguments: Option<&Bound<'py, PyAny>>,
+        ttl: Option<f64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let arguments = arguments
+            .map(|a| convert::from_py(a, "the tool's arguments"))
+            .transpose()?
+            .unwrap_or(Value::Null);
+        let options = TaskCallOptions {
+            ttl: ttl.map(seconds).transpose()?,
+        };
+        let client = self.client.clone();
+        let hosted = self.hosted.clone();
+        self.spawn(py, async move {
+            client
+                .call_tool_as_task(&name, arguments, options)
+                .await
+                .map(|handle| Native(NativeTaskHandle::new(handle, hosted)))
+                .map_err(ErrorMapper::from)
+        })
+    }
+
+    /// A handle on a task created earlier (by this connection or another).
+    fn task(&self, id: &str) -> PyResult<NativeTaskHandle> {
+        let handle = self.client.task(id).map_err(to_pyerr)?;
+        Ok(NativeTaskHandle::new(handle, self.hosted.clone()))
     }
 
     /// One page of `tools/list`.

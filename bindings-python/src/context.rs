@@ -125,6 +125,29 @@ impl NativeContext {
         })
     }
 
+    /// The id of the task this call runs as, once it is one.
+    #[getter]
+    fn task_id(&self) -> Option<String> {
+        self.ctx.task_id().map(str::to_owned)
+    }
+
+    /// Turns the call into a task (a tool registered with a deferred start); resolves to the
+    /// task's id, or `None` when the call is not a task.
+    fn start_task<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let ctx = self.ctx.clone();
+        spawn_awaitable(py, async move {
+            ctx.start_task().await.map(Json).map_err(ErrorMapper::from)
+        })
+    }
+
+    /// Says what the task is doing (its `statusMessage`); nothing for a call that is not a task.
+    fn report_status<'py>(&self, py: Python<'py>, message: String) -> PyResult<Bound<'py, PyAny>> {
+        let ctx = self.ctx.clone();
+        spawn_awaitable(py, async move {
+            ctx.report_status(&message).await.map_err(ErrorMapper::from)
+        })
+    }
+
     /// Whether the client declared a capability (`sampling`, `elicitation`, `roots`, …) for
     /// this request.
     fn client_supports(&self, capability: &str) -> bool {

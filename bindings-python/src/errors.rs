@@ -40,6 +40,7 @@ pub fn class_name(kind: ErrorKind) -> &'static str {
         ErrorKind::InvalidArgument => "InvalidArgumentError",
         ErrorKind::Config => "ConfigError",
         ErrorKind::Auth => "AuthError",
+        ErrorKind::TaskRequired => "TaskRequiredError",
         // A kind added to the core later still maps to the base class.
         _ => "McpError",
     }
@@ -110,6 +111,9 @@ fn core_to_py(py: Python<'_>, e: &Error) -> Result<PyErr, PyErr> {
             kwargs.set_item("server", server.as_deref())?;
             kwargs.set_item("field", field.as_deref())?;
         }
+        Error::TaskRequired { tool } => {
+            kwargs.set_item("tool", tool.as_str())?;
+        }
         _ => {}
     }
     let exc = class.call((e.to_string(),), Some(&kwargs))?;
@@ -132,6 +136,7 @@ pub fn error_kinds() -> Vec<(&'static str, &'static str)> {
         ErrorKind::InvalidArgument,
         ErrorKind::Config,
         ErrorKind::Auth,
+        ErrorKind::TaskRequired,
     ]
     .into_iter()
     .map(|k| (k.as_str(), class_name(k)))
@@ -173,6 +178,9 @@ pub fn _raise_kind(kind: &str) -> PyResult<()> {
             message: "synthetic".into(),
         },
         "auth" => Error::Auth("synthetic".into()),
+        "task_required" => Error::TaskRequired {
+            tool: "synthetic".into(),
+        },
         other => {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
                 "unknown error kind `{other}`"

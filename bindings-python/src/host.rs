@@ -196,8 +196,10 @@ impl NativeHost {
         })
     }
 
-    /// `tools/call` on one server (a crashed stdio server is started again first).
-    #[pyo3(signature = (server, tool, arguments=None, timeout=None))]
+    /// `tools/call` on one server (a crashed stdio server is started again first); with
+    /// `task`, the call runs as a task and this waits for its result (a long tool then
+    /// neither times out nor holds a request open).
+    #[pyo3(signature = (server, tool, arguments=None, timeout=None, task=false))]
     fn call_tool<'py>(
         &self,
         py: Python<'py>,
@@ -205,6 +207,7 @@ impl NativeHost {
         tool: String,
         arguments: Option<&Bound<'py, PyAny>>,
         timeout: Option<f64>,
+        task: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let arguments = arguments
             .map(|a| convert::from_py(a, "the tool's arguments"))
@@ -215,6 +218,15 @@ impl NativeHost {
             ..Default::default()
         };
         let host = self.host.clone();
+        if task {
+            return spawn_awaitable(py, async move {
+                let handle = host
+                    .call_tool_as_task(&server, &tool, arguments, Default::default())
+                    .await
+                    .map_err(ErrorMapper::from)?;
+                handle.result().await.map(Json).map_err(ErrorMapper::from)
+            });
+        }
         spawn_awaitable(py, async move {
             host.call_tool_with(&server, &tool, arguments, options)
                 .await

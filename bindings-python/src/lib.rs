@@ -24,6 +24,7 @@ mod inline;
 mod runtime;
 mod schema;
 mod server;
+mod tasks;
 mod tstate;
 
 #[pymodule]
@@ -34,6 +35,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<server::NativeWsServer>()?;
     m.add_class::<context::NativeContext>()?;
     m.add_class::<client::NativeClient>()?;
+    m.add_class::<tasks::NativeTaskHandle>()?;
     m.add_class::<host::NativeHost>()?;
     m.add_class::<schema::NativeTranslation>()?;
     m.add_function(wrap_pyfunction!(schema::translate, m)?)?;

@@ -16,7 +16,7 @@ use oxmcp::{
     },
     server::{
         CompletionHandler, Context, PromptHandler, PromptResult, ResourceError, ResourceHandler,
-        ResourceResult, Server, ToolError, ToolHandler, ToolResult,
+        ResourceResult, Server, ToolError, ToolHandler, ToolOptions, ToolResult,
         coerce::{self, Shape},
     },
     transport::{
@@ -52,12 +52,18 @@ impl ToolHandler for PyTool {
         let callable = self.callable.clone();
         let shape = self.shape;
         Box::pin(async move {
-            let out = callable
-                .call("the tool's return value", move |py| {
-                    let args = convert::to_py(py, &arguments)?;
-                    PyTuple::new(py, [args.into_bound(py), ctx_arg(py, ctx)?])
-                })
-                .await;
+            // A cancelled call (a task's `tasks/cancel` included) stops an `async def`
+            // handler at once: its coroutine gets `CancelledError` (a `def` handler, on its
+            // thread, sees `ctx.is_cancelled`).
+            let cancelled = ctx.cancellation().clone();
+            let call = callable.call("the tool's return value", move |py| {
+                let args = convert::to_py(py, &arguments)?;
+                PyTuple::new(py, [args.into_bound(py), ctx_arg(py, ctx)?])
+            });
+            let out = tokio::select! {
+                out = call => out,
+                _ = cancelled.cancelled() => return Err(ToolError::failed("cancelled")),
+            };
             match out {
                 Ok(value) => Ok(coerce::tool_result(value, shape)),
                 Err(e) => match failure(e) {
@@ -227,14 +233,29 @@ impl NativeServer {
     }
 
     /// Registers (or replaces) a tool. `wrapped`: the output schema is `{"result": ...}`.
+    /// `task`: `"optional"` or `"required"` (calls may or must run as tasks); `deferred`: the
+    /// call becomes a task when the handler calls `ctx.start_task()`.
+    #[pyo3(signature = (tool, handler, is_async, wrapped, task=None, deferred=false))]
     fn add_tool(
         &self,
         tool: &Bound<'_, PyAny>,
         handler: Py<PyAny>,
         is_async: bool,
         wrapped: bool,
+        task: Option<&str>,
+        deferred: bool,
     ) -> PyResult<()> {
         let tool: Tool = convert::decode(convert::from_py(tool, "tool")?, "tool")?;
+        let mut options = match task {
+            None => ToolOptions::from_tool(&tool),
+            Some(support) => ToolOptions::tasks(convert::decode(
+                Value::String(support.to_owned()),
+                "task support (\"optional\" or \"required\")",
+            )?),
+        };
+        if deferred {
+            options = options.deferred();
+        }
         let handler = PyTool {
             callable: self.callable(handler, is_async),
             shape: if wrapped {
@@ -243,7 +264,9 @@ impl NativeServer {
                 Shape::Plain
             },
         };
-        self.server.add_tool(tool, handler).map_err(to_pyerr)
+        self.server
+            .add_tool_with(tool, options, handler)
+            .map_err(to_pyerr)
     }
 
     /// Removes a tool; whether it existed.

@@ -61,6 +61,105 @@ def completed(result: Any) -> str:
     return f"Elicitation completed: action={result['action']}, content={content}"
 
 
+def add_task_tools(server: Server) -> None:
+    """The tasks fixture of conformance 0.2.0-alpha.12 (the ``tasks-*`` scenarios), as the
+    Rust fixture's (examples/rust/conformance/tasks.rs): names, arguments, texts and task
+    support. The same handlers serve 2025-11-25 clients (``params.task``) and 2026-07-28 ones
+    (the tasks extension)."""
+    from oxmcp import McpError, ToolError
+
+    def task_tool(
+        name: str, description: str, schema: dict[str, Any], **task: Any
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            server.add_tool(
+                fn,
+                name=name,
+                description=description,
+                input_schema=schema,
+                structured_output=False,
+                **task,
+            )
+            return fn
+
+        return register
+
+    @task_tool(
+        "greet",
+        "Greets someone (never a task)",
+        {"type": "object", "properties": {"name": {"type": "string"}}},
+    )
+    def greet(name: str = "World") -> str:
+        return f"Hello, {name}!"
+
+    slow_schema = {
+        "type": "object",
+        "properties": {"seconds": {"type": "number", "minimum": 0}, "label": {"type": "string"}},
+        "required": ["seconds"],
+    }
+
+    @task_tool("slow_compute", "Sleeps `seconds` and says so", slow_schema, task="optional")
+    async def slow_compute(seconds: float, label: str = "compute") -> str:
+        # A cancelled task's coroutine gets CancelledError here, and the task stays cancelled.
+        await asyncio.sleep(min(max(seconds, 0), 600))
+        return f"{label}: computed after {seconds:g} s"
+
+    @task_tool(
+        "failing_job", "Fails with a tool error after about a second", NO_ARGS, task="required"
+    )
+    async def failing_job() -> str:
+        await asyncio.sleep(1)
+        raise ToolError("the job failed (as this fixture always does)")
+
+    @task_tool("protocol_error_job", "Ends in a protocol error", NO_ARGS, task="optional")
+    async def protocol_error_job() -> str:
+        await asyncio.sleep(0.2)
+        raise McpError("Internal error: the job broke (as this fixture always does)", code=-32603)
+
+    filename_schema = {
+        "type": "object",
+        "properties": {"filename": {"type": "string"}},
+        "required": ["filename"],
+    }
+
+    @task_tool(
+        "confirm_delete",
+        "Asks to confirm, then pretends to delete",
+        filename_schema,
+        task="optional",
+    )
+    async def confirm_delete(filename: str, ctx: Context) -> str:
+        answer = await ctx.elicit(f"Delete {filename}?", form("confirm", "boolean"))
+        confirmed = (
+            answer["action"] == "accept" and (answer.get("content") or {}).get("confirm") is True
+        )
+        return f"Deleted {filename}" if confirmed else f"Kept {filename}"
+
+    @task_tool("multi_input", "Asks two questions at once", NO_ARGS, task="optional")
+    async def multi_input(ctx: Context) -> str:
+        name, confirm = await asyncio.gather(
+            ctx.elicit("Your name?", form("name", "string")),
+            ctx.elicit("Go ahead?", form("confirm", "boolean")),
+        )
+        given_name = (name.get("content") or {}).get("name")
+        go_ahead = (confirm.get("content") or {}).get("confirm")
+        return f"name: {compact(given_name)}, confirm: {compact(go_ahead)}"
+
+    @task_tool(
+        "test_tool_with_task",
+        "Asks for a name within the request, then finishes as a task",
+        NO_ARGS,
+        task="required",
+        task_start="deferred",
+    )
+    async def tool_with_task(ctx: Context) -> str:
+        answer = await ctx.elicit("What is your name?", form("name", "string"), key="user_name")
+        name = (answer.get("content") or {}).get("name") or "stranger"
+        await ctx.start_task()
+        await asyncio.sleep(0.1)
+        return f"Hello, {name}! (from the task)"
+
+
 def build(state_key: bytes | None = None, scale_out: bool = False) -> Server:
     server = Server("oxmcp-conformance", "0.1.0", state_key=state_key)
 
@@ -373,6 +472,8 @@ def build(state_key: bytes | None = None, scale_out: bool = False) -> Server:
             server.notify_resource_updated(uri)
             return f"touched {uri}"
 
+    add_task_tools(server)
+
     # --- resources -----------------------------------------------------------------------------
 
     @server.resource(
@@ -516,7 +617,9 @@ async def serve_http(server: Server, args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--http", action="store_true")
-    parser.add_argument("--ws", action="store_true", help="serve WebSocket (with --http: both on one port)")
+    parser.add_argument(
+        "--ws", action="store_true", help="serve WebSocket (with --http: both on one port)"
+    )
     parser.add_argument("--port", type=int, default=3000)
     parser.add_argument("--stateless", action="store_true")
     parser.add_argument("--json-response", action="store_true")

@@ -19,7 +19,7 @@ from typing import Any
 
 import oxmcp
 import pytest
-from conftest import EVERYTHING, PY, stop
+from conftest import EVERYTHING, PY, REPO, stop
 from oxmcp.types import AccessClaims
 
 APP = "https://app.example"
@@ -328,9 +328,8 @@ def start_announcing(argv: list[str]) -> tuple[subprocess.Popen[str], str]:
 
 async def test_the_python_examples_serve_websocket_with_ws_and_port() -> None:
     """Issue 39: the conformance fixture and the weather example take ``--ws --port N``."""
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    fixture = os.path.join(repo, "examples", "python", "conformance_server.py")
-    weather_src = os.path.join(repo, "examples", "python", "weather-server", "src")
+    fixture = str(REPO / "examples" / "python" / "conformance_server.py")
+    weather_src = str(REPO / "examples" / "python" / "weather-server" / "src")
     weather = [
         PY,
         "-c",
@@ -338,8 +337,12 @@ async def test_the_python_examples_serve_websocket_with_ws_and_port() -> None:
         f"'{free_port()}']; import oxmcp_weather; oxmcp_weather.main()",
     ]
     for argv, tool, args, expect in [
-        ([PY, fixture, "--ws", "--port", str(free_port())], "test_simple_text", {},
-         "This is a simple text response for testing."),
+        (
+            [PY, fixture, "--ws", "--port", str(free_port())],
+            "test_simple_text",
+            {},
+            "This is a simple text response for testing.",
+        ),
         (weather, "get_weather", {"city": "Beijing"}, "Beijing:"),
     ]:
         proc, url = start_announcing(argv)
@@ -357,8 +360,12 @@ async def test_the_python_examples_serve_websocket_with_ws_and_port() -> None:
             assert (await c.call_tool("test_simple_text"))["content"][0]["text"]
         async with oxmcp.Client.http(url.replace("ws://", "http://", 1), timeout=20) as c:
             assert (await c.call_tool("test_simple_text"))["content"][0]["text"]
-        taken = subprocess.run(
-            [PY, fixture, "--ws", "--port", str(port)], capture_output=True, text=True, timeout=30
+        taken = await asyncio.to_thread(
+            subprocess.run,
+            [PY, fixture, "--ws", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=30,
         )
         assert taken.returncode != 0
     finally:

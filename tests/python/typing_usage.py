@@ -14,12 +14,14 @@ from oxmcp import (
     OAuth,
     RpcError,
     Server,
+    TaskHandle,
+    TaskRequiredError,
     WsServer,
     translate,
 )
 from oxmcp.cli import run as run_cli
 from oxmcp.host import ServerStatus, Transcript
-from oxmcp.types import AccessClaims, CallToolResult, ListToolsResult
+from oxmcp.types import AccessClaims, CallToolResult, ListToolsResult, Task, TaskStatus
 
 server = Server("typed", "1.0.0", instructions="typed usage")
 
@@ -151,3 +153,36 @@ async def use_host() -> str:
             + str(len(status) + len(result["content"]) + len(t.tools) + code)
             + str(len(reports) + len(back) + len(gemini))
         )
+
+
+async def use_tasks() -> str:
+    server = Server("tasks", "1.0.0")
+
+    @server.tool(task="optional")
+    async def slow(seconds: float, ctx: Context) -> str:
+        await ctx.report_status("working on it")
+        return f"slept {seconds}"
+
+    @server.tool(task="required", task_start="deferred")
+    async def asks_first(ctx: Context) -> str:
+        started: str | None = await ctx.start_task()
+        return started or (ctx.task_id or "")
+
+    async with Client.http("http://127.0.0.1:1/mcp") as c:
+        handle: TaskHandle = await c.call_tool_as_task("slow", {"seconds": 1}, ttl=60)
+        task_id: str | None = handle.id
+        status: Task = await handle.status()
+        state: TaskStatus = status["status"]
+        async for update in handle:
+            print(update["status"], update.get("statusMessage"))
+        result: CallToolResult = await handle.result()
+        await handle.cancel()
+        again: TaskHandle = c.task(task_id or "")
+        print(state, await again.status())
+        try:
+            await c.call_tool("asks_first")
+        except TaskRequiredError as e:
+            print(e.tool)
+    async with Host.from_config("mcp.json") as host:
+        hosted: CallToolResult = await host.call_tool("s", "slow", {"seconds": 1}, task=True)
+    return str(len(result["content"]) + len(hosted["content"]))

@@ -36,7 +36,9 @@ _EXPORTS = {
     "InvalidArgumentError": "errors",
     "ConfigError": "errors",
     "AuthError": "errors",
+    "TaskRequiredError": "errors",
     "ToolError": "errors",
+    "TaskHandle": "tasks",
 }
 
 __all__ = [
@@ -63,7 +65,9 @@ __all__ = [
     "InvalidArgumentError",
     "ConfigError",
     "AuthError",
+    "TaskRequiredError",
     "ToolError",
+    "TaskHandle",
     "types",
     "translate",
 ]
@@ -86,12 +90,14 @@ if TYPE_CHECKING:
         RequestTimeoutError,
         RpcError,
         SpawnError,
+        TaskRequiredError,
         ToolError,
         TransportError,
         UnsupportedProtocolVersionError,
     )
     from .host import Host
     from .server import HttpServer, Server, WsServer
+    from .tasks import TaskHandle
 
 
 def __getattr__(name: str) -> Any:

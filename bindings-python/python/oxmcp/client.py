@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from . import _native
 from ._opening import Opening
@@ -27,6 +27,9 @@ from .types import (
     ReadResourceResult,
     ServerDetails,
 )
+
+if TYPE_CHECKING:
+    from .tasks import TaskHandle
 
 __all__ = ["Client"]
 
@@ -319,6 +322,26 @@ class Client:
             name, arguments, timeout, self._progress(progress_callback)
         )
         return cast(CallToolResult, out)
+
+    async def call_tool_as_task(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        ttl: float | None = None,
+    ) -> TaskHandle:
+        """Calls a tool as a task and returns its handle at once (``ttl``: how long, in
+        seconds, the server should keep it; servers clamp it). A server without tasks gets a
+        plain call, whose result the handle holds (its ``id`` is then ``None``)."""
+        from .tasks import TaskHandle
+
+        return TaskHandle(await self._native.call_tool_as_task(name, arguments, ttl))
+
+    def task(self, task_id: str) -> TaskHandle:
+        """A handle on a task created earlier, by this connection or another."""
+        from .tasks import TaskHandle
+
+        return TaskHandle(self._native.task(task_id))
 
     async def list_resources(self, cursor: str | None = None) -> ListResourcesResult:
         out = await self.request("resources/list", _cursor(cursor))

@@ -16,7 +16,7 @@ the core together: every question started in one tick of the event loop goes ove
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .types import CreateMessageResult, ElicitResult, ListRootsResult
 
@@ -126,6 +126,23 @@ class Context:
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
         await self._native.report_progress(progress, total, message)
+
+    @property
+    def task_id(self) -> str | None:
+        """The id of the task this call runs as, once it is one."""
+        return self._native.task_id
+
+    async def start_task(self) -> str | None:
+        """Turns this call into a task, for a tool registered with ``task_start="deferred"``:
+        the client gets the task's id now and the handler goes on. Questions asked before this
+        are asked within the request; after it they belong to the task. Returns the task's id,
+        or ``None`` when the call is not a task (the client did not ask for one)."""
+        return cast("str | None", await self._native.start_task())
+
+    async def report_status(self, message: str) -> None:
+        """Says what the task is doing (its ``statusMessage`` in ``tasks/get``); nothing for a
+        call that is not a task."""
+        await self._native.report_status(message)
 
     async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
         """``notifications/message`` at ``level`` (debug, info, notice, warning, error, ...)."""

@@ -145,5 +145,13 @@ class AuthError(McpError):
     kind = "auth"
 
 
+class TaskRequiredError(McpError):
+    """The tool only runs as a task and was called plainly: call it with
+    ``client.call_tool_as_task`` (or ``host.call_tool(..., task=True)``). ``tool`` names it."""
+
+    kind = "task_required"
+    tool: str
+
+
 class ToolError(Exception):
     """Raised in a tool: the call ends as an ``isError`` result with exactly this message."""

@@ -158,12 +158,15 @@ class Host:
         arguments: Mapping[str, Any] | None = None,
         *,
         timeout: float | None = None,
+        task: bool = False,
     ) -> CallToolResult:
         """``tools/call`` on ``server`` over its one session (a crashed stdio server is started
-        again first). A tool's own failure is an ``isError`` result, not an exception."""
+        again first). A tool's own failure is an ``isError`` result, not an exception. With
+        ``task=True`` the call runs as a task (where the server offers tasks) and this waits
+        for its result: a long tool neither times out nor holds a request open."""
         return cast(
             CallToolResult,
-            await self._native.call_tool(server, tool, dict(arguments or {}), timeout),
+            await self._native.call_tool(server, tool, dict(arguments or {}), timeout, task),
         )
 
     async def read_resource(self, server: str, uri: str) -> ReadResourceResult:

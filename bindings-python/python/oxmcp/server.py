@@ -22,11 +22,19 @@ from typing import Any, Literal, TypeVar
 
 from . import _native
 from .context import Context
+from .errors import InvalidArgumentError
 from .types import AccessClaims
 
 __all__ = ["Server", "HttpServer", "WsServer", "TokenVerifier"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+TaskSupport = Literal["optional", "required"]
+"""Whether a tool's calls may (``optional``) or must (``required``) run as tasks."""
+
+TaskStart = Literal["immediately", "deferred"]
+"""When a task tool's call becomes a task: before its handler runs, or when it calls
+``ctx.start_task()``."""
 
 #: ``auth=``: the bearer token in, its claims (or ``None`` for an unknown token) out.
 TokenVerifier = Callable[[str], AccessClaims | Awaitable[AccessClaims | None] | None]
@@ -180,8 +188,13 @@ class Server:
         annotations: dict[str, Any] | None = None,
         structured_output: bool | None = None,
         meta: dict[str, Any] | None = None,
+        task: TaskSupport | bool | None = None,
+        task_start: TaskStart = "immediately",
     ) -> Callable[[F], F]:
-        """Registers a function as a tool (``def`` or ``async def``)."""
+        """Registers a function as a tool (``def`` or ``async def``). ``task="optional"``
+        (or ``True``) lets clients run its calls as tasks, ``"required"`` makes them; with
+        ``task_start="deferred"`` a call becomes a task when the handler calls
+        ``await ctx.start_task()``."""
 
         def register(fn: F) -> F:
             self.add_tool(
@@ -192,6 +205,8 @@ class Server:
                 annotations=annotations,
                 structured_output=structured_output,
                 meta=meta,
+                task=task,
+                task_start=task_start,
             )
             return fn
 
@@ -209,9 +224,19 @@ class Server:
         meta: dict[str, Any] | None = None,
         input_schema: dict[str, Any] | None = None,
         output_schema: dict[str, Any] | None = None,
+        task: TaskSupport | bool | None = None,
+        task_start: TaskStart = "immediately",
     ) -> None:
-        """Registers (or replaces) a tool at runtime; connected clients are told."""
+        """Registers (or replaces) a tool at runtime; connected clients are told. ``task``
+        and ``task_start`` are those of :meth:`tool`."""
         from . import _signature
+
+        support = "optional" if task is True else (None if task is False else task)
+        if task_start not in ("immediately", "deferred"):
+            raise InvalidArgumentError(
+                f"task_start must be 'immediately' or 'deferred', not {task_start!r}"
+            )
+        deferred = task_start == "deferred"
 
         derived = _signature.derive(fn, structured_output)
         tool: dict[str, Any] = {
@@ -250,19 +275,19 @@ class Server:
             def call_now(args: dict[str, Any], native_ctx: _native.NativeContext) -> Any:
                 return jsonable(_run_now(fn(**kwargs_for(args, native_ctx))))
 
-            self._native.add_tool(tool, call_now, False, wrapped)
+            self._native.add_tool(tool, call_now, False, wrapped, support, deferred)
         elif is_async:
 
             async def call_async(args: dict[str, Any], native_ctx: _native.NativeContext) -> Any:
                 return jsonable(await fn(**kwargs_for(args, native_ctx)))
 
-            self._native.add_tool(tool, call_async, True, wrapped)
+            self._native.add_tool(tool, call_async, True, wrapped, support, deferred)
         else:
 
             def call(args: dict[str, Any], native_ctx: _native.NativeContext) -> Any:
                 return jsonable(fn(**kwargs_for(args, native_ctx)))
 
-            self._native.add_tool(tool, call, False, wrapped)
+            self._native.add_tool(tool, call, False, wrapped, support, deferred)
 
     def remove_tool(self, name: str) -> bool:
         """Removes a tool; connected clients are told. Whether it existed."""

@@ -67,6 +67,30 @@ class CallToolResult(TypedDict):
     _meta: NotRequired[dict[str, Any]]
 
 
+TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
+"""Where a task is: ``completed``, ``failed`` and ``cancelled`` are final."""
+
+
+class Task(TypedDict):
+    """A task as the server describes it (``tasks/get``). The durations are milliseconds:
+    ``ttl``/``pollInterval`` in 2025-11-25, ``ttlMs``/``pollIntervalMs`` in 2026-07-28 (read
+    whichever is present); a 2026-07-28 task inlines its ``result``, ``error`` or open
+    ``inputRequests``."""
+
+    taskId: str
+    status: TaskStatus
+    statusMessage: NotRequired[str]
+    createdAt: str
+    lastUpdatedAt: NotRequired[str]
+    ttl: NotRequired[int | None]
+    pollInterval: NotRequired[int]
+    ttlMs: NotRequired[int | None]
+    pollIntervalMs: NotRequired[int]
+    inputRequests: NotRequired[dict[str, Any]]
+    result: NotRequired[CallToolResult]
+    error: NotRequired[dict[str, Any]]
+
+
 class Resource(TypedDict):
     uri: str
     name: str

@@ -6,12 +6,9 @@
 //! latest, at each lease renewal, when it also re-reads the store: a lost signal delays an
 //! answer or a cancel by at most a third of the lease.
 
-use std::{
-    panic::AssertUnwindSafe,
-    sync::{Arc, Weak},
-};
+use std::sync::{Arc, Weak};
 
-use futures::{FutureExt, future::BoxFuture};
+use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::{
@@ -57,7 +54,9 @@ async fn run(server: Weak<Inner>, link: Arc<TaskLink>, scope: String, handler: H
     let mut renew = tokio::time::interval(lease / 3);
     renew.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     renew.tick().await;
-    let mut handler = AssertUnwindSafe(handler).catch_unwind();
+    // The handler runs as a task of its own, so one that blocks its thread (a binding's
+    // synchronous handler) cannot keep this loop from seeing a cancel.
+    let mut handler = tokio::spawn(handler);
     let end = loop {
         tokio::select! {
             biased;
@@ -130,10 +129,11 @@ async fn run(server: Weak<Inner>, link: Arc<TaskLink>, scope: String, handler: H
 const WIND_DOWN: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Stops a handler whose task is over without it: its token fires, it may finish within
-/// [`WIND_DOWN`] (its answer is not used), then it is dropped.
-async fn stop<F: std::future::Future + Unpin>(link: &TaskLink, mut handler: F) {
+/// [`WIND_DOWN`] (its answer is not used), then it is aborted.
+async fn stop<T>(link: &TaskLink, mut handler: tokio::task::JoinHandle<T>) {
     link.cancel.cancel();
     let _ = tokio::time::timeout(WIND_DOWN, &mut handler).await;
+    handler.abort();
 }
 
 /// Reads the task: the end of the loop if it has an outcome or is gone; otherwise hands the
