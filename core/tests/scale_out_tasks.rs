@@ -265,3 +265,93 @@ async fn a_task_whose_replica_is_killed_mid_run_ends_failed_not_lost() {
     }
     elsewhere.close().await;
 }
+
+/// The Redis task store by itself (its Lua scripts): the bound on running tasks, the first
+/// outcome winning and freeing the place, no write bringing an expired task back, and the
+/// oldest finished tasks going once a scope keeps too many.
+#[tokio::test]
+async fn the_redis_task_store_keeps_its_promises() {
+    use oxmcp::{
+        task_store::{NewTask, SetOnce, TaskStoreError},
+        transport::http::store::{RedisStore, RedisStoreOptions, SharedStore},
+    };
+    let redis = Redis::start().await;
+    let shared = RedisStore::connect(&redis.url(), RedisStoreOptions::default())
+        .await
+        .unwrap();
+    let store = shared.task_store().expect("a task store");
+    let new = |id: &str, ttl_ms: u64| NewTask {
+        id: id.into(),
+        scope: "client:x".into(),
+        fields: vec![("meta".into(), "{}".into())],
+        ttl: Duration::from_millis(ttl_ms),
+        limit: 2,
+        keep: 3,
+    };
+    store.create(new("a", 60_000)).await.unwrap();
+    store.create(new("b", 60_000)).await.unwrap();
+    assert!(matches!(
+        store.create(new("c", 60_000)).await,
+        Err(TaskStoreError::TooMany { limit: 2 })
+    ));
+    assert_eq!(
+        store.finish("a", "cancelled".into()).await.unwrap(),
+        SetOnce::Written
+    );
+    assert_eq!(
+        store.finish("a", "completed".into()).await.unwrap(),
+        SetOnce::AlreadySet
+    );
+    assert_eq!(
+        store.load("a").await.unwrap().unwrap()["final"],
+        "cancelled"
+    );
+    assert_eq!(store.load("a").await.unwrap().unwrap()["scope"], "client:x");
+    store.create(new("c", 60_000)).await.unwrap();
+    assert_eq!(
+        store.set_once("c", "answer:k", "1".into()).await.unwrap(),
+        SetOnce::Written
+    );
+    assert_eq!(
+        store.set_once("c", "answer:k", "2".into()).await.unwrap(),
+        SetOnce::AlreadySet
+    );
+    // Past `keep` (3): the oldest finished task (a) goes, the running ones stay.
+    store.finish("b", "done".into()).await.unwrap();
+    store.create(new("d", 60_000)).await.unwrap();
+    assert!(store.load("a").await.unwrap().is_none());
+    let (ids, more) = store.list("client:x", 0, 10).await.unwrap();
+    assert_eq!(
+        (ids, more),
+        (vec!["b".into(), "c".into(), "d".into()], false)
+    );
+    // An expired task is gone, and a late write does not recreate it.
+    store
+        .create(NewTask {
+            scope: "client:y".into(),
+            ..new("e", 100)
+        })
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    assert!(store.load("e").await.unwrap().is_none());
+    assert!(
+        !store
+            .set("e", vec![("lease".into(), "1".into())])
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store.set_once("e", "x", "1".into()).await.unwrap(),
+        SetOnce::Missing
+    );
+    assert_eq!(
+        store.finish("e", "x".into()).await.unwrap(),
+        SetOnce::Missing
+    );
+    assert!(
+        store.load("e").await.unwrap().is_none(),
+        "nothing recreated it"
+    );
+    store.release("client:y").await.unwrap();
+}

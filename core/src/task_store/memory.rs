@@ -68,6 +68,31 @@ impl Tables {
         });
     }
 
+    /// Drops the scope's oldest finished tasks while it keeps more than `keep`.
+    fn evict_finished(&mut self, scope: &str, keep: usize) {
+        let Some(ids) = self.by_scope.get_mut(scope) else {
+            return;
+        };
+        let tasks = &mut self.tasks;
+        ids.retain(|id| tasks.contains_key(id));
+        let mut excess = ids.len().saturating_sub(keep);
+        if excess == 0 {
+            return;
+        }
+        ids.retain(|id| {
+            let finished = tasks
+                .get(id)
+                .is_some_and(|t| t.fields.contains_key(field::FINAL));
+            if excess > 0 && finished {
+                tasks.remove(id);
+                excess -= 1;
+                false
+            } else {
+                true
+            }
+        });
+    }
+
     fn release(&mut self, scope: &str) {
         if let Some(n) = self.running.get_mut(scope) {
             *n = n.saturating_sub(1);
@@ -108,10 +133,11 @@ impl TaskStore for MemoryTaskStore {
             task.id,
             Stored {
                 fields,
-                scope: task.scope,
+                scope: task.scope.clone(),
                 expires: Instant::now() + task.ttl,
             },
         );
+        t.evict_finished(&task.scope, task.keep);
         ready(Ok(()))
     }
 
@@ -222,7 +248,45 @@ mod tests {
             fields: vec![(field::META.into(), "{}".into())],
             ttl,
             limit,
+            keep: 100,
         }
+    }
+
+    #[tokio::test]
+    async fn past_the_bound_kept_the_oldest_finished_tasks_go_first() {
+        let store = MemoryTaskStore::new();
+        let long = Duration::from_secs(60);
+        for id in ["a", "b", "c"] {
+            store
+                .create(NewTask {
+                    keep: 3,
+                    ..new(id, "s", 10, long)
+                })
+                .await
+                .unwrap();
+        }
+        // a is still running, b finished: b goes when a fourth comes, a stays.
+        store.finish("b", "done".into()).await.unwrap();
+        store
+            .create(NewTask {
+                keep: 3,
+                ..new("d", "s", 10, long)
+            })
+            .await
+            .unwrap();
+        assert!(store.load("b").await.unwrap().is_none());
+        for id in ["a", "c", "d"] {
+            assert!(store.load(id).await.unwrap().is_some(), "{id}");
+        }
+        // Nothing finished to drop: all kept (the running bound holds them in check).
+        store
+            .create(NewTask {
+                keep: 3,
+                ..new("e", "s", 10, long)
+            })
+            .await
+            .unwrap();
+        assert_eq!(store.list("s", 0, 10).await.unwrap().0.len(), 4);
     }
 
     #[tokio::test]

@@ -65,6 +65,9 @@ pub struct NewTask {
     pub ttl: Duration,
     /// How many running tasks the scope may have, this one included.
     pub limit: usize,
+    /// How many tasks of the scope are kept at all, finished ones included: past it the
+    /// oldest finished ones go before their TTL (a client cannot fill the store with results).
+    pub keep: usize,
 }
 
 /// What [`TaskStore::set_once`] and [`TaskStore::finish`] did.

@@ -284,6 +284,7 @@ async fn create(
             fields,
             ttl: std::time::Duration::from_millis(plan.ttl_ms),
             limit: engine.limit_of(scope),
+            keep: engine.keep_of(scope),
         })
         .await
         .map_err(store_error)?;

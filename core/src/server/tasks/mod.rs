@@ -66,6 +66,10 @@ pub struct TaskOptions {
     /// How long a running task's replica is trusted without renewing its lease: a task whose
     /// replica died is marked `failed` this long after its last renewal.
     pub lease: Duration,
+    /// Tasks kept per client (running and finished, until their TTL): past it the oldest
+    /// finished ones go first, so nobody fills the store with results. Ten times as many for
+    /// the anonymous scope.
+    pub max_kept_per_client: usize,
 }
 
 impl Default for TaskOptions {
@@ -78,6 +82,7 @@ impl Default for TaskOptions {
             max_running_per_client: 100,
             max_running_anonymous: 1000,
             lease: Duration::from_secs(10),
+            max_kept_per_client: 1000,
         }
     }
 }
@@ -138,6 +143,16 @@ impl TaskEngine {
         } else {
             self.options.max_running_per_client
         }
+    }
+
+    /// How many tasks of a scope are kept in all.
+    pub(crate) fn keep_of(&self, scope: &str) -> usize {
+        let keep = if scope == ANONYMOUS {
+            self.options.max_kept_per_client.saturating_mul(10)
+        } else {
+            self.options.max_kept_per_client
+        };
+        keep.max(self.limit_of(scope))
     }
 
     /// Follows the changes of one task made here (and, through [`signal`], elsewhere).

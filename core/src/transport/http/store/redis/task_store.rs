@@ -37,9 +37,10 @@ struct Scripts {
     release: Script,
 }
 
-/// KEYS: task, running counter, list. ARGV: limit, ttl ms, created ms, id, then field/value
-/// pairs. 1 created, 0 over the limit. The counter and the list live as long as the longest
-/// task of their scope.
+/// KEYS: task, running counter, list. ARGV: limit, ttl ms, created ms, id, keep, the task
+/// key prefix, then field/value pairs. 1 created, 0 over the limit. The counter and the list
+/// live as long as the longest task of their scope; past `keep` tasks in the list, the oldest
+/// finished ones (and the ids of expired ones) go.
 const CREATE: &str = r"
 local n = redis.call('INCR', KEYS[2])
 if n > tonumber(ARGV[1]) then
@@ -47,11 +48,26 @@ if n > tonumber(ARGV[1]) then
   return 0
 end
 local ttl = tonumber(ARGV[2])
-redis.call('HSET', KEYS[1], unpack(ARGV, 5))
+redis.call('HSET', KEYS[1], unpack(ARGV, 7))
 redis.call('PEXPIRE', KEYS[1], ttl)
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
 for _, key in ipairs({KEYS[2], KEYS[3]}) do
   if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
+end
+local excess = redis.call('ZCARD', KEYS[3]) - tonumber(ARGV[5])
+if excess > 0 then
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
+    if excess <= 0 then break end
+    local key = ARGV[6] .. id
+    if redis.call('EXISTS', key) == 0 then
+      redis.call('ZREM', KEYS[3], id)
+      excess = excess - 1
+    elseif redis.call('HEXISTS', key, 'final') == 1 then
+      redis.call('DEL', key)
+      redis.call('ZREM', KEYS[3], id)
+      excess = excess - 1
+    end
+  end
 end
 return 1
 ";
@@ -137,6 +153,7 @@ impl TaskStore for RedisTaskStore {
             format!("{}{}", self.running_prefix(), task.scope),
             self.list_key(&task.scope),
         ];
+        let task_prefix = format!("{}task:", self.prefix);
         Box::pin(async move {
             let mut call = scripts.create.prepare_invoke();
             call.key(&keys[0]).key(&keys[1]).key(&keys[2]);
@@ -147,6 +164,8 @@ impl TaskStore for RedisTaskStore {
                 .arg(task.ttl.as_millis().max(1) as u64)
                 .arg(created)
                 .arg(&task.id)
+                .arg(task.keep)
+                .arg(&task_prefix)
                 .arg(field::SCOPE)
                 .arg(&task.scope);
             for (name, value) in &task.fields {
