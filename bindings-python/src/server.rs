@@ -505,6 +505,7 @@ impl NativeServer {
         host="127.0.0.1", port=0, path="/mcp", allowed_hosts=None, allowed_origins=None,
         max_message_bytes=None, auth=None, auth_is_async=false, resource=None,
         authorization_servers=None, required_scopes=None, resource_name=None,
+        ping_interval=None, ping_timeout=None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn serve_ws<'py>(
@@ -522,14 +523,23 @@ impl NativeServer {
         authorization_servers: Option<Vec<String>>,
         required_scopes: Option<Vec<String>>,
         resource_name: Option<String>,
+        ping_interval: Option<f64>,
+        ping_timeout: Option<f64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let bind = bind_addr(host, port)?;
+        let mut websocket = ws_settings(max_message_bytes);
+        if let Some(s) = ping_interval {
+            websocket.ping_interval = duration(s, "ping_interval")?;
+        }
+        if let Some(s) = ping_timeout {
+            websocket.ping_timeout = duration(s, "ping_timeout")?;
+        }
         let mut options = WsServerOptions {
             bind,
             path: path.to_owned(),
             allowed_hosts,
             allowed_origins,
-            websocket: ws_settings(max_message_bytes),
+            websocket,
             ..Default::default()
         };
         if let Some(verify) = auth {
@@ -577,6 +587,15 @@ fn bind_addr(host: &str, port: u16) -> PyResult<std::net::SocketAddr> {
 }
 
 /// The core's WebSocket settings with the message cap, when given, replaced.
+/// Seconds from Python as a duration: finite and not negative, or a typed error naming `what`.
+fn duration(seconds: f64, what: &str) -> PyResult<std::time::Duration> {
+    std::time::Duration::try_from_secs_f64(seconds).map_err(|_| {
+        to_pyerr(oxmcp::Error::InvalidArgument(format!(
+            "{what} must be a finite, non-negative number of seconds, not {seconds}"
+        )))
+    })
+}
+
 fn ws_settings(max_message_bytes: Option<usize>) -> WsSettings {
     let mut settings = WsSettings::default();
     if let Some(n) = max_message_bytes {

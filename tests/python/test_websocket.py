@@ -5,22 +5,34 @@ Happy paths (list, call, progress, a tool's error result; a child process servin
 ``run("ws")``; both transports on one port; an ``mcpServers`` entry of type ``ws``) each have a
 bad-input neighbour: bad URLs, nothing listening, a server shut down mid-call, an oversized
 message, a foreign ``Origin``, bad options.
+
+Hostile raw clients (the ``websockets`` package, sending exactly the frames each case needs) run
+the cases of tests/fixtures/websocket/hostile.json, shared with the Node suite: subprotocol
+offers, a binary frame, invalid JSON, 20 MiB, a foreign ``Origin`` or ``Host``, a socket dropped
+mid-request (the handler sees ``CancelledError``), a peer that answers no ping; after each, the
+same server serves a fresh client.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
 import socket
 import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import oxmcp
 import pytest
 from conftest import EVERYTHING, PY, REPO, stop
 from oxmcp.types import AccessClaims
+from websockets.asyncio.client import ClientConnection
+from websockets.asyncio.client import connect as raw_connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 APP = "https://app.example"
 
@@ -191,6 +203,9 @@ async def test_bad_server_options_raise_invalid_argument() -> None:
     with pytest.raises(oxmcp.InvalidArgumentError):
         # Tokens' audience cannot be known before listening on port 0.
         await server.serve_ws(auth=lambda token: None)
+    for bad in [{"ping_interval": -1.0}, {"ping_timeout": float("nan")}]:
+        with pytest.raises(oxmcp.InvalidArgumentError):
+            await server.serve_ws(port=0, **bad)
     with pytest.raises(ValueError):
         server.run("ws", store="redis://127.0.0.1:6379/")
     with pytest.raises(ValueError):
@@ -370,3 +385,184 @@ async def test_the_python_examples_serve_websocket_with_ws_and_port() -> None:
         assert taken.returncode != 0
     finally:
         stop(proc)
+
+
+# --- Hostile clients: the shared cases of tests/fixtures/websocket/hostile.json ---------------
+
+HOSTILE = json.loads(
+    (REPO / "tests" / "fixtures" / "websocket" / "hostile.json").read_text("utf-8")
+)
+# How long any single step may take (a guard against hangs, not a timed assertion).
+STEP = 10.0
+_MISSING = object()
+
+
+def at(value: Any, path: str) -> Any:
+    """The value at a dotted path (array indexes as numbers), or ``_MISSING``."""
+    for part in path.split("."):
+        if isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        elif isinstance(value, dict) and part in value:
+            value = value[part]
+        else:
+            return _MISSING
+    return value
+
+
+def check_json(message: Any, step: dict[str, Any], what: str) -> None:
+    for path, expected in step["expect_json"].items():
+        assert at(message, path) == expected, f"{what}: {path} in {message}"
+    for path in step.get("absent", []):
+        assert at(message, path) is _MISSING, f"{what}: {path} in {message}"
+
+
+def hostile_server() -> tuple[oxmcp.Server, dict[str, asyncio.Event]]:
+    """The fixture's tools, and the events its ``wait_for_cancel`` handler records."""
+    server = oxmcp.Server("ws-hostile", "1.0.0")
+    seen = {"started": asyncio.Event(), "cancelled": asyncio.Event()}
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    @server.tool()
+    async def wait_for_cancel() -> str:
+        seen["started"].set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            seen["cancelled"].set()
+            raise
+        return "unreachable"
+
+    return server, seen
+
+
+async def raw_upgrade(url: str, case: dict[str, Any]) -> tuple[ClientConnection | None, int]:
+    """A raw client's upgrade as the case asks (its subprotocol offer, its headers; a ``Host``
+    header replaces the real one); the open connection and 101, or None and the refusal's
+    status."""
+    headers = dict(case.get("headers", {}))
+    host = headers.pop("Host", None)
+    origin = headers.pop("Origin", None)
+    parts = urlsplit(url)
+    # The TCP connection goes to the server; the URL only names the Host header.
+    target = url if host is None else f"ws://{host}{parts.path}"
+    sock = socket.create_connection(("127.0.0.1", parts.port or 80), timeout=STEP)
+    try:
+        ws = await raw_connect(
+            target,
+            sock=sock,
+            origin=origin,
+            subprotocols=case.get("offer"),
+            additional_headers=headers or None,
+            user_agent_header=None,
+            compression=None,
+            max_size=None,
+            # The raw client pings nothing itself (the keepalive case needs it silent).
+            ping_interval=None,
+            open_timeout=STEP,
+            close_timeout=STEP,
+        )
+    except InvalidStatus as refused:
+        sock.close()
+        return None, refused.response.status_code
+    assert ws.response is not None
+    return ws, ws.response.status_code
+
+
+async def next_json(ws: ClientConnection, what: str) -> Any:
+    message = await asyncio.wait_for(ws.recv(), STEP)
+    assert isinstance(message, str), f"{what}: expected a text frame, got {message!r:.200}"
+    return json.loads(message)
+
+
+async def expect_close(ws: ClientConnection, code: int, what: str) -> None:
+    """The next frame (pings are answered and skipped) is a close frame with ``code``; the
+    closing handshake is then completed."""
+    try:
+        message = await asyncio.wait_for(ws.recv(), STEP)
+    except ConnectionClosed as closed:
+        assert closed.rcvd is not None, f"{what}: no close frame ({closed})"
+        assert closed.rcvd.code == code, f"{what}: closed with {closed.rcvd}"
+    else:
+        pytest.fail(f"{what}: expected a close frame with {code}, got {message!r:.200}")
+
+
+@pytest.mark.parametrize("case", HOSTILE["cases"], ids=[c["name"] for c in HOSTILE["cases"]])
+async def test_a_hostile_client_gets_the_rust_servers_answer(case: dict[str, Any]) -> None:
+    # The only server setting a case needs is the keepalive's (in ms in the table).
+    settings = case.get("server", {})
+    name = case["name"]
+    server, seen = hostile_server()
+    served = await server.serve_ws(
+        port=0,
+        ping_interval=settings["ping_interval_ms"] / 1000 if settings else None,
+        ping_timeout=settings["ping_timeout_ms"] / 1000 if settings else None,
+    )
+    try:
+        ws, status = await raw_upgrade(served.url, case)
+        assert status == case["upgrade"]["status"], name
+        if ws is not None:
+            chosen = ws.response.headers.get_all("Sec-WebSocket-Protocol") if ws.response else []
+            echoed = case["upgrade"]["subprotocol"]
+            assert chosen == ([] if echoed is None else [echoed]), f"{name}: {chosen}"
+            await run_steps(ws, case, seen)
+        # The server stays up: a fresh client is served end to end.
+        async with oxmcp.Client.websocket(served.url, timeout=20, connect_timeout=STEP) as c:
+            result = await c.call_tool("echo", {"text": "still here"})
+            assert result["content"][0]["text"] == "still here", name
+    finally:
+        await served.shutdown()
+
+
+async def run_steps(
+    ws: ClientConnection,
+    case: dict[str, Any],
+    seen: dict[str, asyncio.Event],
+) -> None:
+    init = HOSTILE["initialize"]
+    await ws.send(json.dumps(init["request"]))
+    check_json(await next_json(ws, "initialize"), {"expect_json": init["expect"]}, "initialize")
+    await ws.send(json.dumps(init["initialized"]))
+    done = False
+    for i, step in enumerate(case["steps"]):
+        what = f"{case['name']}, step {i}"
+        if "send_json" in step:
+            await ws.send(json.dumps(step["send_json"]))
+        elif "send_text" in step:
+            await ws.send(step["send_text"])
+        elif "send_binary_json" in step:
+            await ws.send(json.dumps(step["send_binary_json"]).encode())
+        elif "send_echo_bytes" in step:
+            huge = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"text": "x" * step["send_echo_bytes"]}},
+            }
+            # The server may close while the frame is still going out.
+            with contextlib.suppress(ConnectionClosed):
+                await asyncio.wait_for(ws.send(json.dumps(huge)), STEP)
+        elif "expect_json" in step:
+            check_json(await next_json(ws, what), step, what)
+        elif "expect_close" in step:
+            await expect_close(ws, step["expect_close"], what)
+            done = True
+        elif "await_handler" in step:
+            await asyncio.wait_for(seen[step["await_handler"]].wait(), STEP)
+        elif "drop" in step:
+            if step["drop"] == "reset":
+                ws.transport.abort()
+            else:
+                await asyncio.wait_for(ws.close(), STEP)
+            done = True
+        elif "silent_ms" in step:
+            # Nothing read, so no ping answered (the raw client pings nothing itself).
+            ws.transport.pause_reading()
+            await asyncio.sleep(step["silent_ms"] / 1000)
+            ws.transport.resume_reading()
+        else:
+            pytest.fail(f"{what}: unknown step {step}")
+    if not done:
+        await asyncio.wait_for(ws.close(), STEP)

@@ -146,6 +146,8 @@ class NativeServer:
         authorization_servers: list[str] | None = None,
         required_scopes: list[str] | None = None,
         resource_name: str | None = None,
+        ping_interval: float | None = None,
+        ping_timeout: float | None = None,
     ) -> Any: ...
 
 @final

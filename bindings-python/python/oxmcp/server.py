@@ -570,13 +570,17 @@ class Server:
         authorization_servers: list[str] | None = None,
         required_scopes: list[str] | None = None,
         resource_name: str | None = None,
+        ping_interval: float | None = None,
+        ping_timeout: float | None = None,
     ) -> WsServer:
         """Serves WebSocket alone (one socket per session) and returns once it listens;
         ``port=0`` picks a free port (see ``.url``, ``ws://HOST:PORT/PATH``). ``Host`` and
         ``Origin`` are checked before the upgrade (``allowed_origins`` defaults to the allowed
         hosts' origins); a message over ``max_message_bytes`` (16 MiB by default) closes the
-        socket with 1009. ``auth`` and the rest are those of :meth:`serve_http`, checked on the
-        upgrade request (``resource`` defaults to ``ws://HOST:PORT/PATH``)."""
+        socket with 1009. The server pings every ``ping_interval`` seconds (20 by default; 0:
+        never) and closes a peer silent ``ping_timeout`` seconds past a ping (20) with 1011.
+        ``auth`` and the rest are those of :meth:`serve_http`, checked on the upgrade request
+        (``resource`` defaults to ``ws://HOST:PORT/PATH``)."""
         native = await self._native.serve_ws(
             host,
             port,
@@ -590,6 +594,8 @@ class Server:
             authorization_servers,
             required_scopes,
             resource_name,
+            ping_interval,
+            ping_timeout,
         )
         return WsServer(native)
 
