@@ -414,6 +414,7 @@ node-test: node-pack conformance-deps scale-out-deps host-deps
 	rm -rf $(NODE_SCRATCH) && mkdir -p $(NODE_SCRATCH)
 	cp -r bindings-node/test/. $(NODE_SCRATCH)/
 	cp tests/interop/node/feature_server.mjs tests/interop/node/http_server.mjs tests/interop/node/servers.mjs \
+	  tests/interop/node/tasks_client.mjs tests/interop/node/checks.mjs \
 	  examples/node/conformance_server.mjs examples/node/conformance_client.mjs $(NODE_SCRATCH)/
 	cd $(NODE_SCRATCH) && $(NPM) ci --no-audit --no-fund && \
 	  $(NPM) install --no-save --no-audit --no-fund $(NODE_TARBALL) $(NODE_PLATFORM_TARBALL)
@@ -424,7 +425,7 @@ node-test: node-pack conformance-deps scale-out-deps host-deps
 	  node --test --unhandled-rejections=strict --test-concurrency=2 \
 	  esm.test.mjs cjs.test.cjs lifetime.test.mjs interop.test.mjs npx.test.mjs \
 	  auth.test.mjs scale_out.test.mjs translate.test.mjs prompt.test.mjs host.test.mjs langchain.test.mjs cli.test.mjs \
-	  stdio.test.mjs bad_input.test.mjs websocket.test.mjs
+	  stdio.test.mjs bad_input.test.mjs websocket.test.mjs tasks.test.mjs
 	cd $(NODE_SCRATCH) && ./node_modules/.bin/tsc -p tsconfig.json
 	# The fixture resolves `oxmcp` from the scratch folder, where the tarball is installed.
 	$(CONFORMANCE_DIR)/node_modules/.bin/node $(CONFORMANCE_DIR)/run.mjs \

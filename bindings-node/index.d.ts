@@ -75,6 +75,32 @@ export interface ElicitParams {
 export interface ElicitResult { action: 'accept' | 'decline' | 'cancel'; content?: JsonObject }
 export interface Root { uri: string; name?: string }
 export interface ListRootsResult { roots: Root[] }
+/** Whether a tool's calls may, must or must not run as tasks (`execution.taskSupport`). */
+export type TaskSupport = 'forbidden' | 'optional' | 'required';
+/** Where a task is in its life; `completed`, `failed` and `cancelled` are final. */
+export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+/** A task as the server describes it (durations in ms, whichever era the server speaks). */
+export interface Task {
+  taskId: string;
+  status: TaskStatus;
+  statusMessage?: string;
+  /** ISO 8601. */
+  createdAt: string;
+  lastUpdatedAt?: string;
+  /** How long the server keeps it from creation, in ms (absent: no limit). */
+  ttl?: number;
+  /** Suggested time between polls, in ms. */
+  pollInterval?: number;
+  /** 2026-07-28: the questions waiting for answers (the client's handlers answer them). */
+  inputRequests?: Record<string, JsonObject>;
+  /** 2026-07-28, a completed task: the tool's result. */
+  result?: CallToolResult;
+  /** 2026-07-28, a failed task: its JSON-RPC error. */
+  error?: { code: number; message: string; data?: unknown };
+  _meta?: JsonObject;
+  [key: string]: unknown;
+}
+
 export interface ProgressParams { progressToken: RequestId; progress: number; total?: number; message?: string }
 export interface LogMessageParams { level: LoggingLevel; logger?: string; data: unknown }
 
@@ -100,6 +126,8 @@ export class InvalidSchemaError extends McpError {}
 export class InvalidArgumentError extends McpError {}
 export class ConfigError extends McpError {}
 export class AuthError extends McpError {}
+/** A tool that runs only as a task was called plainly: use `callToolAsTask`. */
+export class TaskRequiredError extends McpError { code: 'task_required'; data: { tool: string } }
 export const ErrorCode: {
   readonly ParseError: -32700;
   readonly InvalidRequest: -32600;
@@ -117,8 +145,14 @@ export interface Context {
   readonly requestId: RequestId;
   readonly meta: JsonObject | undefined;
   readonly protocolVersion: string | undefined;
-  /** Aborted when the client cancels the request. */
+  /** Aborted when the client cancels the request, or the task it runs as. */
   readonly signal: AbortSignal;
+  /** The id of the task this call runs as, once it is one. */
+  readonly taskId: string | null;
+  /** Makes a deferred task tool's call a task now: its id, or `null` when the call is not a task. */
+  startTask(): Promise<string | null>;
+  /** Sets the task's `statusMessage` (nothing for a plain call). */
+  reportStatus(message: string): Promise<void>;
   reportProgress(progress: number, total?: number, message?: string): Promise<void>;
   log(level: LoggingLevel, data: unknown, logger?: string): Promise<void>;
   /** Whether the client declared a capability (`sampling`, `elicitation`, `roots`, …). */
@@ -146,6 +180,10 @@ export interface ToolConfig {
   outputSchema?: SchemaInput;
   annotations?: ToolAnnotations;
   _meta?: JsonObject;
+  /** Whether calls may (`optional`) or must (`required`) run as tasks (default `forbidden`). */
+  task?: TaskSupport;
+  /** `deferred`: a call becomes a task when the handler calls `ctx.startTask()` (default `immediately`). */
+  taskStart?: 'immediately' | 'deferred';
 }
 
 export type CompleteFn = (value: string, info: { arguments: Record<string, string>; ctx: Context }) =>
@@ -341,6 +379,26 @@ export interface RequestOptions {
 
 export interface ListParams { cursor?: string }
 
+export interface TaskCallOptions {
+  /** How long the server should keep the task, in ms (it may clamp it). */
+  ttlMs?: number;
+  /** Aborting cancels the task (`tasks/cancel`), or abandons its creation with an `AbortError`. */
+  signal?: AbortSignal;
+}
+
+/** A tool call running as a task. `for await` yields each status change; the last is final. */
+export class TaskHandle implements AsyncIterable<Task> {
+  private constructor();
+  /** `null` when the server answered at once and there is no task. */
+  readonly id: string | null;
+  status(): Promise<Task>;
+  /** The tool's result; rejects with the task's `RpcError`, or `CancelledError` when it was cancelled. */
+  result(): Promise<CallToolResult>;
+  /** Harmless on a finished task. */
+  cancel(): Promise<void>;
+  [Symbol.asyncIterator](): AsyncIterator<Task>;
+}
+
 export class Client {
   private constructor();
   static stdio(command: string, args?: string[], options?: StdioOptions): Promise<Client>;
@@ -357,6 +415,10 @@ export class Client {
   listTools(params?: ListParams): Promise<{ tools: Tool[]; nextCursor?: string }>;
   callTool(name: string, args?: JsonObject, options?: RequestOptions): Promise<CallToolResult>;
   callTool(params: { name: string; arguments?: JsonObject }, resultSchema?: unknown, options?: RequestOptions): Promise<CallToolResult>;
+  /** Calls a tool as a task; resolves with its handle once the server created it. */
+  callToolAsTask(name: string, args?: JsonObject, options?: TaskCallOptions): Promise<TaskHandle>;
+  /** A handle on a task created earlier, by this connection or another. */
+  task(id: string): TaskHandle;
   listResources(params?: ListParams, options?: RequestOptions): Promise<{ resources: Resource[]; nextCursor?: string }>;
   listResourceTemplates(params?: ListParams, options?: RequestOptions): Promise<{ resourceTemplates: ResourceTemplate[]; nextCursor?: string }>;
   readResource(params: string | { uri: string }, options?: RequestOptions): Promise<ReadResourceResult>;
@@ -619,7 +681,9 @@ export class Host implements AsyncDisposable {
   resources(): Promise<Record<string, Resource[]>>;
   prompts(): Promise<Record<string, Prompt[]>>;
   translate<P extends Provider>(provider: P, options?: TranslateOptions): Promise<P extends PromptProvider ? PromptTranslation<P> : Translation<P>>;
-  callTool(server: string, tool: string, args?: JsonObject, options?: RequestOptions): Promise<CallToolResult>;
+  callTool(server: string, tool: string, args?: JsonObject, options?: RequestOptions & { task?: false }): Promise<CallToolResult>;
+  /** Runs the call as a task (where the server offers tasks) and resolves with its result. */
+  callTool(server: string, tool: string, args: JsonObject | undefined, options: TaskCallOptions & { task: true }): Promise<CallToolResult>;
   readResource(server: string, uri: string): Promise<ReadResourceResult>;
   getPrompt(server: string, name: string, args?: Record<string, string>): Promise<GetPromptResult>;
   runAgent<P extends Provider = 'openai'>(model: Model<P>, messages: JsonObject[], options?: AgentOptions<P>): Promise<Transcript>;

@@ -6,6 +6,7 @@ const native = require('../native.cjs');
 const { fromNative, abortError } = require('./errors.cjs');
 const { wrap } = require('./handlers.cjs');
 const { clientAuth } = require('./auth.cjs');
+const { TaskHandle, taskOptions } = require('./tasks.cjs');
 const { isMainThread } = require('node:worker_threads');
 
 /** A client-side handler `(params, {signal}) => result` for the addon. */
@@ -228,6 +229,49 @@ class Client {
     if (typeof name !== 'string') return Promise.reject(new TypeError('callTool: the tool name must be a string'));
     const argsJson = args === undefined ? undefined : JSON.stringify(args);
     return withOptions(options, (t, c, p) => this._native.callTool(name, argsJson, t, c, p));
+  }
+
+  /**
+   * Calls a tool as a task and resolves with its handle once the server created it:
+   * `callToolAsTask(name, args, {ttlMs, signal})`. Aborting `signal` before then rejects with
+   * an `AbortError`; after, it cancels the task (`tasks/cancel`). A server without tasks gets
+   * a plain call, whose result the handle holds (its `id` is then `null`).
+   */
+  async callToolAsTask(name, args, options) {
+    if (typeof name !== 'string') throw new TypeError('callToolAsTask: the tool name must be a string');
+    const { signal, ...rest } = options ?? {};
+    if (signal !== undefined && !(signal instanceof AbortSignal)) {
+      throw new TypeError('callToolAsTask: `signal` must be an AbortSignal');
+    }
+    if (signal?.aborted) throw abortError(signal);
+    const argsJson = args === undefined ? undefined : JSON.stringify(args);
+    const optionsJson = taskOptions(rest, 'callToolAsTask');
+    const cancellation = signal ? new native.Cancellation() : undefined;
+    const onAbort = () => cancellation.cancel();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let created;
+    try {
+      created = new TaskHandle(
+        await this._native.callToolAsTask(name, argsJson, optionsJson, cancellation),
+      );
+    } catch (e) {
+      if (signal?.aborted) throw abortError(signal);
+      throw fromNative(e);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+    if (signal) created._cancelOn(signal);
+    return created;
+  }
+
+  /** A handle on a task created earlier, by this connection or another (after a reconnect). */
+  task(id) {
+    if (typeof id !== 'string') throw new TypeError('task: the task id must be a string');
+    try {
+      return new TaskHandle(this._native.task(id));
+    } catch (e) {
+      throw fromNative(e);
+    }
   }
 
   listResources(params, options) {

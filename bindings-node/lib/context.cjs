@@ -1,7 +1,8 @@
 'use strict';
 // `ctx`, the second argument of every server handler: the request's id, an AbortSignal fired
-// when the client cancels, and the powers the core gives a handler (progress, logging, and
-// questions to the client that work in both protocol eras).
+// when the client cancels (the request, or the task it runs as), and the powers the core
+// gives a handler (progress, logging, a task's status, and questions to the client that work
+// in both protocol eras).
 
 const native = require('../native.cjs');
 const { fromNative } = require('./errors.cjs');
@@ -45,7 +46,7 @@ class Context {
     return this._native.protocolVersion ?? undefined;
   }
 
-  /** Aborted when the client cancels the request (created on first use). */
+  /** Aborted when the client cancels the request, or the task it runs as (created on first use). */
   get signal() {
     if (this._signal === undefined) {
       const controller = new AbortController();
@@ -58,6 +59,26 @@ class Context {
       );
     }
     return this._signal;
+  }
+
+  /** The id of the task this call runs as, once it is one; `null` otherwise. */
+  get taskId() {
+    return this._native.taskId ?? null;
+  }
+
+  /**
+   * Makes this call a task now (a tool registered with `taskStart: 'deferred'`): the client
+   * gets the task's id and the handler goes on. Resolves with the id, or `null` when the call
+   * is not a task (the client did not ask for one): the handler then simply answers.
+   */
+  async startTask() {
+    return (await call(this._native.startTask())) ?? null;
+  }
+
+  /** Sets the task's `statusMessage` (clients see it in `tasks/get`); nothing for a plain call. */
+  reportStatus(message) {
+    if (typeof message !== 'string') return Promise.reject(new TypeError('reportStatus: the message must be a string'));
+    return call(this._native.reportStatus(message));
   }
 
   /** Sends `notifications/progress` (if the client asked for progress). */

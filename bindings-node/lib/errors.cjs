@@ -46,6 +46,8 @@ class InvalidArgumentError extends McpError {}
 class ConfigError extends McpError {}
 /** Authorization failed (discovery, registration, consent or a token request). */
 class AuthError extends McpError {}
+/** The tool runs only as a task: call it with `callToolAsTask` (`data.tool` names it). */
+class TaskRequiredError extends McpError {}
 
 const BY_KIND = {
   rpc: RpcError,
@@ -60,6 +62,7 @@ const BY_KIND = {
   invalid_argument: InvalidArgumentError,
   config: ConfigError,
   auth: AuthError,
+  task_required: TaskRequiredError,
 };
 
 /** JSON-RPC error codes of the protocol, for `throw new McpError(ErrorCode.InvalidParams, ...)`. */
@@ -119,6 +122,7 @@ module.exports = {
   InvalidArgumentError,
   ConfigError,
   AuthError,
+  TaskRequiredError,
   ErrorCode,
   fromNative,
   abortError,

@@ -11,6 +11,7 @@ const native = require('../native.cjs');
 const { fromNative, abortError, ConnectionClosedError } = require('./errors.cjs');
 const { wrap } = require('./handlers.cjs');
 const { withOptions } = require('./client.cjs');
+const { taskOptions } = require('./tasks.cjs');
 const { PromptTranslation, Translation, text } = require('./translate.cjs');
 
 async function nativeCall(p) {
@@ -89,14 +90,40 @@ class Host {
     return String(provider).startsWith('prompt') ? new PromptTranslation(t, provider) : new Translation(t, provider);
   }
 
-  /** `tools/call` on one server (a crashed stdio server is started again first). */
+  /**
+   * `tools/call` on one server (a crashed stdio server is started again first). With
+   * `{task: true}` (and `ttlMs`, `signal`) the call runs as a task where the server offers
+   * tasks, and this resolves with its result: a long tool neither times out nor holds a
+   * request open. Aborting `signal` cancels the task and rejects with an `AbortError`.
+   */
   async callTool(server, tool, args, options) {
     this._open();
     if (typeof server !== 'string' || typeof tool !== 'string') {
       throw new TypeError('callTool(server, tool, args): server and tool must be strings');
     }
     const argsJson = args === undefined ? undefined : text(args, 'tool arguments');
+    if (options?.task) return this._callToolAsTask(server, tool, argsJson, options);
     return withOptions(options, (t, c, p) => this._native.callTool(server, tool, argsJson, t, c, p));
+  }
+
+  async _callToolAsTask(server, tool, argsJson, options) {
+    const { task: _task, signal, ...rest } = options;
+    if (signal !== undefined && !(signal instanceof AbortSignal)) {
+      throw new TypeError('callTool: `signal` must be an AbortSignal');
+    }
+    if (signal?.aborted) throw abortError(signal);
+    const optionsJson = taskOptions(rest, 'callTool with `task: true`');
+    const cancellation = signal ? new native.Cancellation() : undefined;
+    const onAbort = () => cancellation.cancel();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      return JSON.parse(await this._native.callToolAsTask(server, tool, argsJson, optionsJson, cancellation));
+    } catch (e) {
+      if (signal?.aborted) throw abortError(signal);
+      throw fromNative(e);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
   }
 
   async readResource(server, uri) {

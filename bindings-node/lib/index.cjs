@@ -9,6 +9,7 @@ errors.checkKinds(native.errorKinds());
 
 const { Server } = require('./server.cjs');
 const { Client } = require('./client.cjs');
+const { TaskHandle } = require('./tasks.cjs');
 const { Host } = require('./host.cjs');
 const translate = require('./translate.cjs');
 const cli = require('./cli.cjs');
@@ -17,6 +18,7 @@ module.exports = {
   Server,
   Client,
   Host,
+  TaskHandle,
   translate: Object.freeze({
     toOpenAI: translate.toOpenAI,
     toResponses: translate.toResponses,
@@ -46,5 +48,6 @@ module.exports = {
   InvalidArgumentError: errors.InvalidArgumentError,
   ConfigError: errors.ConfigError,
   AuthError: errors.AuthError,
+  TaskRequiredError: errors.TaskRequiredError,
   ErrorCode: errors.ErrorCode,
 };

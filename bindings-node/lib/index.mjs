@@ -6,6 +6,7 @@ export const {
   Server,
   Client,
   Host,
+  TaskHandle,
   translate,
   Translation,
   PromptTranslation,
@@ -23,6 +24,7 @@ export const {
   InvalidArgumentError,
   ConfigError,
   AuthError,
+  TaskRequiredError,
   ErrorCode,
 } = cjs;
 export default cjs;

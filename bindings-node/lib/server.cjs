@@ -82,6 +82,10 @@ class Server {
    * returns becomes the result (string → text, object → structuredContent plus its JSON, content
    * blocks as given); a thrown error becomes an `isError` result; a thrown `McpError` with a
    * numeric code becomes that protocol error.
+   *
+   * `config.task` (`'optional'` or `'required'`; default `'forbidden'`) lets calls run as
+   * tasks; `config.taskStart: 'deferred'` makes a call a task only when the handler calls
+   * `ctx.startTask()`.
    */
   tool(name, config, handler) {
     if (typeof config === 'function') [config, handler] = [{}, config];
@@ -97,7 +101,11 @@ class Server {
       icons: c.icons,
       _meta: c._meta,
     };
-    guard(() => this._native.addTool(JSON.stringify(def), wrapHandler((args, n) => handler(args, new Context(n)))));
+    const plain = c.task === undefined && c.taskStart === undefined;
+    const options = plain ? undefined : JSON.stringify({ task: c.task, taskStart: c.taskStart });
+    guard(() =>
+      this._native.addTool(JSON.stringify(def), wrapHandler((args, n) => handler(args, new Context(n))), options),
+    );
     return this;
   }
 

@@ -15,13 +15,18 @@ pub(crate) const MARKER: &str = "\u{0}oxmcp:";
 /// Encodes a core error for JavaScript.
 pub(crate) fn to_js(e: Error) -> napi::Error {
     let mut payload = json!({ "kind": e.kind().as_str(), "message": e.to_string() });
-    if let Error::Rpc(obj) = &e {
-        payload["code"] = json!(obj.code);
-        // The peer's text, sanitized like every core message (`oxmcp::sanitize`).
-        payload["message"] = json!(oxmcp::sanitize::line(&obj.message));
-        if let Some(data) = &obj.data {
-            payload["data"] = data.clone();
+    match &e {
+        Error::Rpc(obj) => {
+            payload["code"] = json!(obj.code);
+            // The peer's text, sanitized like every core message (`oxmcp::sanitize`).
+            payload["message"] = json!(oxmcp::sanitize::line(&obj.message));
+            if let Some(data) = &obj.data {
+                payload["data"] = data.clone();
+            }
         }
+        // The tool, so a caller can retry it as a task without parsing the message.
+        Error::TaskRequired { tool } => payload["data"] = json!({ "tool": tool }),
+        _ => {}
     }
     encoded(payload)
 }
@@ -56,6 +61,7 @@ pub fn error_kinds() -> Vec<String> {
         ErrorKind::InvalidArgument,
         ErrorKind::Config,
         ErrorKind::Auth,
+        ErrorKind::TaskRequired,
     ]
     .iter()
     .map(|k| k.as_str().to_owned())

@@ -19,7 +19,9 @@ use serde_json::{Value, json};
 
 use crate::{
     cancel::Cancellation,
-    client::{JsProgress, outcome, request_options},
+    client::{
+        JsProgress, outcome, request_options, task_arguments, task_call_options, unless_cancelled,
+    },
     error::{cancelled, invalid, to_js},
     json::{self, Envelope, Settled},
     schema::{JsTranslateOptions, NativeTranslation, provider},
@@ -216,6 +218,41 @@ impl NativeHost {
                 .call_tool_with(&server, &tool, arguments, options)
                 .await;
             json::text(&outcome(cancel, r)?)
+        })
+    }
+
+    /// `tools/call` on one server as a task (`host.callTool(.., {task: true})`): resolves with
+    /// the task's result. `options`: JSON `{ttlMs?}`; `cancel` abandons the creation, or
+    /// cancels the task (`tasks/cancel`) once it exists.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn call_tool_as_task<'env>(
+        &self,
+        env: &'env Env,
+        server: String,
+        tool: String,
+        arguments: Option<String>,
+        options: Option<String>,
+        cancel: Option<&Cancellation>,
+    ) -> napi::Result<PromiseRaw<'env, String>> {
+        let arguments = task_arguments(arguments)?;
+        let options = task_call_options(options)?;
+        let (host, cancel) = (self.inner.clone(), cancel.cloned());
+        env.spawn_future(async move {
+            let handle = unless_cancelled(cancel.as_ref(), async {
+                host.call_tool_as_task(&server, &tool, arguments, options)
+                    .await
+                    .map_err(to_js)
+            })
+            .await?;
+            let token = cancel.map(|c| c.token).unwrap_or_default();
+            tokio::select! {
+                r = handle.result() => json::text(&r.map_err(to_js)?),
+                () = token.cancelled() => {
+                    // The task outlives this call: tell the server it is no longer wanted.
+                    let _ = handle.cancel().await;
+                    Err(cancelled())
+                }
+            }
         })
     }
 

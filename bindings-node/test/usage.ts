@@ -168,3 +168,54 @@ function providerTypes(tools: Tool[]): void {
   console.log(wrong);
 }
 void providerTypes;
+
+// --- tasks (issue 38) -------------------------------------------------------------------------
+import { CancelledError, TaskHandle, TaskRequiredError, type Task, type TaskStatus } from 'oxmcp';
+
+async function taskUsage(client: Client, host: Host): Promise<void> {
+  const jobs = new Server({ name: 'jobs', version: '1.0.0' });
+  jobs.tool('render', { description: 'Renders', task: 'optional' }, async (_args, ctx) => {
+    await ctx.reportStatus('rendering');
+    const id: string | null = ctx.taskId;
+    if (ctx.signal.aborted) throw new Error(`cancelled ${id ?? ''}`);
+    return 'done';
+  });
+  jobs.tool('ask_first', { task: 'required', taskStart: 'deferred' }, async (_args, ctx) => {
+    const id: string | null = await ctx.startTask();
+    return id ?? 'a plain call';
+  });
+  // @ts-expect-error task support is one of three words
+  jobs.tool('x', { task: true }, () => 'x');
+  // @ts-expect-error tasks start immediately or deferred
+  jobs.tool('y', { task: 'optional', taskStart: 'later' }, () => 'y');
+
+  const handle: TaskHandle = await client.callToolAsTask('render', { pages: 3 }, { ttlMs: 60_000, signal: AbortSignal.timeout(5000) });
+  const id: string | null = handle.id;
+  const now: Task = await handle.status();
+  const status: TaskStatus = now.status;
+  console.log(id, status, now.statusMessage ?? '', now.pollInterval ?? 0);
+  for await (const update of handle) console.log(update.status, update.lastUpdatedAt ?? '');
+  try {
+    const done: CallToolResult = await handle.result();
+    console.log(done.isError);
+  } catch (e) {
+    if (e instanceof CancelledError) console.log('cancelled');
+    else if (e instanceof RpcError) console.log(e.code.toFixed(0));
+  }
+  await handle.cancel();
+  await client.task('abc').status();
+  try {
+    await client.callTool('ask_first', {});
+  } catch (e) {
+    if (e instanceof TaskRequiredError) console.log(e.data.tool);
+  }
+  const viaHost: CallToolResult = await host.callTool('jobs', 'render', {}, { task: true, ttlMs: 1000 });
+  console.log(viaHost.content);
+  // @ts-expect-error ttlMs is a number of ms
+  await client.callToolAsTask('render', {}, { ttlMs: '1m' });
+  // @ts-expect-error a task handle has no synchronous result
+  console.log(handle.value);
+  // @ts-expect-error progress is not followed for a task call: iterate the handle
+  await host.callTool('jobs', 'render', {}, { task: true, onProgress: () => {} });
+}
+void taskUsage;

@@ -3,13 +3,16 @@
 // neighbour: a bad URL, nothing listening, a silent server, an aborted signal, a server gone
 // mid-call, a foreign Origin, an oversized message. The rules themselves are the core's (see
 // core/src/transport/ws); this checks that the binding passes options through and maps errors.
+// Hostile raw clients (frames written by hand over node:http, no WebSocket library) run the
+// cases of tests/fixtures/websocket/hostile.json, shared with the Python suite, and after each
+// the same server must serve a fresh client.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import http from 'node:http';
 import net from 'node:net';
@@ -19,6 +22,8 @@ import { Server, Client, McpError, InvalidArgumentError, AuthError, TimeoutError
 import { freePort, gone } from './helpers.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+// Both bindings-node/test and the scratch copy target/node-test sit two levels below the root.
+const ROOT = process.env.OXMCP_ROOT ?? path.join(here, '../..');
 const FIXTURE = path.join(here, 'fixtures', 'server.mjs');
 const text = (r) => r.content.map((c) => c.text).join('');
 
@@ -53,8 +58,12 @@ function listen(args) {
   });
 }
 
-/** A raw upgrade request; resolves {status, socket?} (socket only on 101). */
-function rawUpgrade(url, headers = {}) {
+/**
+ * A raw upgrade request offering the subprotocols `offer` (none: no header); resolves
+ * {status, headers, socket?, head?} (socket and the bytes already read past the 101 only on 101).
+ * A `Host` in `headers` replaces the real one.
+ */
+function rawUpgrade(url, headers = {}, offer = ['mcp']) {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
     const req = http.request({
@@ -66,14 +75,14 @@ function rawUpgrade(url, headers = {}) {
         Upgrade: 'websocket',
         'Sec-WebSocket-Version': '13',
         'Sec-WebSocket-Key': randomBytes(16).toString('base64'),
-        'Sec-WebSocket-Protocol': 'mcp',
+        ...(offer?.length ? { 'Sec-WebSocket-Protocol': offer.join(', ') } : {}),
         ...headers,
       },
     });
-    req.on('upgrade', (res, socket) => resolve({ status: res.statusCode, socket }));
+    req.on('upgrade', (res, socket, head) => resolve({ status: res.statusCode, headers: res.headers, socket, head }));
     req.on('response', (res) => {
       res.resume();
-      resolve({ status: res.statusCode });
+      resolve({ status: res.statusCode, headers: res.headers });
     });
     req.on('error', reject);
     req.end();
@@ -284,7 +293,6 @@ test('websocket: the conformance fixture and the weather example take --ws --por
   const fixture = path.join(here, 'conformance_server.mjs');
   // The weather example, copied beside a link to the tests' node_modules (so its `oxmcp` is
   // the installed tarball), as host.test.mjs does.
-  const ROOT = process.env.OXMCP_ROOT ?? path.join(here, '../..');
   const work = mkdtempSync(path.join(tmpdir(), 'oxmcp-ws-'));
   t.after(() => rmSync(work, { recursive: true, force: true }));
   cpSync(path.join(ROOT, 'examples/node/weather-server'), path.join(work, 'weather-server'), { recursive: true });
@@ -322,3 +330,258 @@ test('websocket: the conformance fixture and the weather example take --ws --por
     assert.deepEqual(await gone([child.pid]), []);
   }
 });
+
+// --- Hostile clients: the shared cases of tests/fixtures/websocket/hostile.json --------------
+
+const HOSTILE = JSON.parse(readFileSync(path.join(ROOT, 'tests/fixtures/websocket/hostile.json'), 'utf8'));
+// How long any single step may take (a guard against hangs, not a timed assertion).
+const STEP = 10_000;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A WebSocket client written by hand on an upgraded socket, so a test sends exactly the frames
+ * it is about: masked frames out; the server's frames parsed, pings answered (unless silent),
+ * pongs skipped, fragments joined.
+ */
+class RawSocket {
+  constructor(socket, head) {
+    this.socket = socket;
+    this.buffer = head ?? Buffer.alloc(0);
+    this.frames = [];
+    this.partial = null;
+    this.ended = false;
+    this.answerPings = true;
+    this.wake = () => {};
+    socket.on('data', (chunk) => {
+      this.buffer = Buffer.concat([this.buffer, chunk]);
+      this.parse();
+    });
+    const end = () => {
+      this.ended = true;
+      this.wake();
+    };
+    socket.on('end', end);
+    socket.on('close', end);
+    // A write cut short by a server that closed on us (EPIPE, ECONNRESET) is the end, seen above.
+    socket.on('error', () => {});
+    this.parse();
+  }
+
+  parse() {
+    for (;;) {
+      const b = this.buffer;
+      if (b.length < 2) break;
+      assert.equal(b[1] & 0x80, 0, 'a server frame must not be masked');
+      let length = b[1] & 0x7f;
+      let offset = 2;
+      if (length === 126) {
+        if (b.length < 4) break;
+        length = b.readUInt16BE(2);
+        offset = 4;
+      } else if (length === 127) {
+        if (b.length < 10) break;
+        length = Number(b.readBigUInt64BE(2));
+        offset = 10;
+      }
+      if (b.length < offset + length) break;
+      const payload = b.subarray(offset, offset + length);
+      this.buffer = b.subarray(offset + length);
+      const fin = (b[0] & 0x80) !== 0;
+      const opcode = b[0] & 0x0f;
+      if (opcode === 0x9) {
+        if (this.answerPings && !this.ended) this.write(0xa, payload);
+      } else if (opcode === 0x8) {
+        const code = payload.length >= 2 ? payload.readUInt16BE(0) : 1005;
+        this.frames.push({ type: 'close', code, reason: payload.subarray(2).toString('utf8') });
+      } else if (opcode === 0x1 || opcode === 0x2 || opcode === 0x0) {
+        if (opcode !== 0x0) this.partial = { type: opcode === 0x1 ? 'text' : 'binary', parts: [] };
+        this.partial.parts.push(payload);
+        if (fin) {
+          const data = Buffer.concat(this.partial.parts);
+          this.frames.push({ type: this.partial.type, data: this.partial.type === 'text' ? data.toString('utf8') : data });
+          this.partial = null;
+        }
+      }
+    }
+    this.wake();
+  }
+
+  /** Writes one masked frame (FIN set). */
+  write(opcode, payload) {
+    const mask = randomBytes(4);
+    const n = payload.length;
+    const size = n < 126 ? 2 : n < 65536 ? 4 : 10;
+    const frame = Buffer.allocUnsafe(size + 4 + n);
+    frame[0] = 0x80 | opcode;
+    if (n < 126) frame[1] = 0x80 | n;
+    else if (n < 65536) {
+      frame[1] = 0x80 | 126;
+      frame.writeUInt16BE(n, 2);
+    } else {
+      frame[1] = 0x80 | 127;
+      frame.writeBigUInt64BE(BigInt(n), 2);
+    }
+    mask.copy(frame, size);
+    for (let i = 0; i < n; i++) frame[size + 4 + i] = payload[i] ^ mask[i & 3];
+    if (!this.socket.destroyed) this.socket.write(frame);
+  }
+
+  sendText(text) {
+    this.write(0x1, Buffer.from(text, 'utf8'));
+  }
+
+  sendJson(message) {
+    this.sendText(JSON.stringify(message));
+  }
+
+  /** The next text, binary or close frame; null once the socket ended with none left. */
+  async next(what) {
+    const deadline = Date.now() + STEP;
+    while (this.frames.length === 0 && !this.ended) {
+      const left = deadline - Date.now();
+      assert.ok(left > 0, `${what}: no frame within ${STEP} ms`);
+      await new Promise((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    return this.frames.shift() ?? null;
+  }
+
+  async nextJson(what) {
+    const frame = await this.next(what);
+    assert.equal(frame?.type, 'text', `${what}: expected a text frame, got ${JSON.stringify(frame)?.slice(0, 200)}`);
+    return JSON.parse(frame.data);
+  }
+
+  /** The next frame is a close frame with `code`; answers it and waits for the end. */
+  async expectClose(code, what) {
+    const frame = await this.next(what);
+    assert.equal(frame?.type, 'close', `${what}: expected a close frame, got ${JSON.stringify(frame)?.slice(0, 200)}`);
+    assert.equal(frame.code, code, `${what}: closed with ${frame.code} (${frame.reason})`);
+    await this.finish(code);
+  }
+
+  /** Sends a close frame with `code` and waits (briefly) for the server to hang up. */
+  async finish(code = 1000) {
+    const payload = Buffer.alloc(2);
+    payload.writeUInt16BE(code);
+    this.write(0x8, payload);
+    const deadline = Date.now() + STEP;
+    while (!this.ended && Date.now() < deadline) {
+      this.frames.length = 0;
+      await new Promise((resolve) => {
+        const timer = setTimeout(resolve, 50);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    this.socket.destroy();
+  }
+}
+
+/** The value at a dotted path (array indexes as numbers), or undefined. */
+const at = (value, dotted) =>
+  dotted.split('.').reduce((v, part) => (v !== null && typeof v === 'object' && Object.hasOwn(v, part) ? v[part] : undefined), value);
+
+function checkJson(message, step, what) {
+  for (const [dotted, expected] of Object.entries(step.expect_json)) {
+    assert.deepEqual(at(message, dotted), expected, `${what}: ${dotted} in ${JSON.stringify(message)}`);
+  }
+  for (const dotted of step.absent ?? []) {
+    assert.equal(at(message, dotted), undefined, `${what}: ${dotted} in ${JSON.stringify(message)}`);
+  }
+}
+
+/** The fixture's tools, and what its `wait_for_cancel` handler went through. */
+function hostileServer() {
+  const seen = new Set();
+  const server = new Server({ name: 'ws-hostile', version: '1.0.0' })
+    .tool('echo', { inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } }, async ({ text }) => text)
+    .tool('wait_for_cancel', {}, async (_args, ctx) => {
+      seen.add('started');
+      await new Promise((resolve) => {
+        if (ctx.signal.aborted) resolve();
+        else ctx.signal.addEventListener('abort', resolve, { once: true });
+      });
+      seen.add('cancelled');
+      return 'cancelled';
+    });
+  return { server, seen };
+}
+
+async function runSteps(raw, c, seen) {
+  const init = HOSTILE.initialize;
+  raw.sendJson(init.request);
+  checkJson(await raw.nextJson('initialize'), { expect_json: init.expect }, 'initialize');
+  raw.sendJson(init.initialized);
+  let done = false;
+  for (const [i, step] of c.steps.entries()) {
+    const what = `${c.name}, step ${i}`;
+    if ('send_json' in step) raw.sendJson(step.send_json);
+    else if ('send_text' in step) raw.sendText(step.send_text);
+    else if ('send_binary_json' in step) raw.write(0x2, Buffer.from(JSON.stringify(step.send_binary_json)));
+    else if ('send_echo_bytes' in step) {
+      // The server may close while the frame is still going out.
+      raw.sendJson({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { text: 'x'.repeat(step.send_echo_bytes) } },
+      });
+    } else if ('expect_json' in step) checkJson(await raw.nextJson(what), step, what);
+    else if ('expect_close' in step) {
+      await raw.expectClose(step.expect_close, what);
+      done = true;
+    } else if ('await_handler' in step) {
+      const deadline = Date.now() + STEP;
+      while (!seen.has(step.await_handler)) {
+        assert.ok(Date.now() < deadline, `${what}: the handler never reached ${step.await_handler}`);
+        await sleep(10);
+      }
+    } else if ('drop' in step) {
+      if (step.drop === 'reset') raw.socket.destroy();
+      else await raw.finish(1000);
+      done = true;
+    } else if ('silent_ms' in step) {
+      // Nothing read, so no ping answered (the raw client pings nothing itself).
+      raw.answerPings = false;
+      raw.socket.pause();
+      await sleep(step.silent_ms);
+      raw.socket.resume();
+    } else assert.fail(`${what}: unknown step ${JSON.stringify(step)}`);
+  }
+  if (!done) await raw.finish(1000);
+}
+
+for (const c of HOSTILE.cases) {
+  test(`websocket: a hostile client gets the Rust server's answer: ${c.name}`, async () => {
+    const { server, seen } = hostileServer();
+    const options = { port: 0 };
+    if (c.server) {
+      options.pingIntervalMs = c.server.ping_interval_ms;
+      options.pingTimeoutMs = c.server.ping_timeout_ms;
+    }
+    const { url } = await server.runWebSocket(options);
+    try {
+      const up = await rawUpgrade(url, c.headers ?? {}, c.offer ?? []);
+      assert.equal(up.status, c.upgrade.status, c.name);
+      if (up.socket) {
+        const echoed = c.upgrade.subprotocol;
+        assert.equal(up.headers['sec-websocket-protocol'], echoed ?? undefined, c.name);
+        await runSteps(new RawSocket(up.socket, up.head), c, seen);
+      }
+      // The server stays up: a fresh client is served end to end.
+      const client = await Client.websocket(url, { timeout: STEP });
+      assert.equal(text(await client.callTool('echo', { text: 'still here' })), 'still here');
+      await client.close();
+    } finally {
+      await server.close();
+    }
+  });
+}

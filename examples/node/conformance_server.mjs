@@ -1,6 +1,6 @@
 // The conformance fixture on the Node binding: exactly the tools, resources and prompts of
 // examples/rust/conformance/fixture.rs (names, arguments, outputs the official suite checks),
-// 2026-07-28 multi round-trip tools included.
+// 2026-07-28 multi round-trip tools and the tasks tools (conformance/tasks.rs) included.
 //
 //   node examples/node/conformance_server.mjs                    stdio
 //   node examples/node/conformance_server.mjs --http --port N    Streamable HTTP (--stateless too)
@@ -9,7 +9,7 @@
 //
 //   node examples/node/conformance_server.mjs --ws --port N      WebSocket (with --http: both)
 // Over HTTP it prints `listening on http://127.0.0.1:PORT/mcp` on stderr once it listens.
-import { Server } from 'oxmcp';
+import { ErrorCode, McpError, Server } from 'oxmcp';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC';
 const WAV = 'UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA==';
@@ -213,6 +213,90 @@ tool('test_streaming_elicitation', 'Elicits; its answer stream carries no indepe
 tool('test_logging_tool', 'Logs at every level (sent only when the request asks)', NO_ARGS, async (_a, ctx) => {
   for (const level of ['debug', 'info', 'warning', 'error']) await ctx.log(level, `${level} message`, 'conformance');
   return 'logged';
+});
+
+// --- tasks (the tasks-* scenarios), as examples/rust/conformance/tasks.rs ------------------------
+// The longest slow_compute sleeps, whatever it is asked (a fixture must not be a way to hold a
+// server's task slots forever).
+const MAX_SECONDS = 600;
+/** Sleeps `ms` unless `signal` aborts first (then rejects). */
+const sleepUnless = (ms, signal) =>
+  new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new Error('cancelled'));
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(new Error('cancelled'));
+    }, { once: true });
+  });
+const answerField = (answer, name) => answer.content?.[name];
+
+server.tool('greet', {
+  description: 'Greets someone (never a task)',
+  inputSchema: { type: 'object', properties: { name: { type: 'string' } } },
+}, ({ name }) => `Hello, ${typeof name === 'string' ? name : 'World'}!`);
+server.tool('slow_compute', {
+  description: 'Sleeps `seconds` (a task when the client asks for one) and says so',
+  inputSchema: {
+    type: 'object',
+    properties: { seconds: { type: 'number', minimum: 0 }, label: { type: 'string' } },
+    required: ['seconds'],
+  },
+  task: 'optional',
+}, async ({ seconds, label }, ctx) => {
+  const s = Math.min(Math.max(Number(seconds) || 0, 0), MAX_SECONDS);
+  await sleepUnless(s * 1000, ctx.signal);
+  return `${typeof label === 'string' ? label : 'compute'}: computed after ${s} s`;
+});
+server.tool('failing_job', {
+  description: 'A task that fails with a tool error after about a second',
+  inputSchema: NO_ARGS,
+  task: 'required',
+}, async () => {
+  await sleep(1000);
+  throw new Error('the job failed (as this fixture always does)');
+});
+server.tool('protocol_error_job', {
+  description: 'A task that ends in a protocol error',
+  inputSchema: NO_ARGS,
+  task: 'optional',
+}, async () => {
+  await sleep(200);
+  // An McpError with a numeric code is a JSON-RPC error, not an isError result.
+  throw new McpError(ErrorCode.InternalError, 'Internal error: the job broke (as this fixture always does)');
+});
+server.tool('confirm_delete', {
+  description: 'Asks the user to confirm, then pretends to delete the file',
+  inputSchema: { type: 'object', properties: { filename: { type: 'string' } }, required: ['filename'] },
+  task: 'optional',
+}, async ({ filename }, ctx) => {
+  const answer = await ctx.elicit(form(`Delete ${filename}?`, 'confirm', 'boolean'));
+  const confirmed = answer.action === 'accept' && answerField(answer, 'confirm') === true;
+  return confirmed ? `Deleted ${filename}` : `Kept ${filename}`;
+});
+server.tool('multi_input', {
+  description: 'Asks two questions at once, then reports both answers',
+  inputSchema: NO_ARGS,
+  task: 'optional',
+}, async (_a, ctx) => {
+  const [name, confirm] = await Promise.all([
+    ctx.elicit(form('Your name?', 'name', 'string')),
+    ctx.elicit(form('Go ahead?', 'confirm', 'boolean')),
+  ]);
+  const shown = (answer, key) => JSON.stringify(answerField(answer, key) ?? null);
+  return `name: ${shown(name, 'name')}, confirm: ${shown(confirm, 'confirm')}`;
+});
+server.tool('test_tool_with_task', {
+  description: 'Asks for a name within the request, then finishes as a task',
+  inputSchema: NO_ARGS,
+  task: 'required',
+  taskStart: 'deferred',
+}, async (_a, ctx) => {
+  const answer = await ctx.elicit(form('What is your name?', 'name', 'string'), { key: 'user_name' });
+  const name = answerField(answer, 'name');
+  await ctx.startTask();
+  await sleep(100);
+  return `Hello, ${typeof name === 'string' ? name : 'stranger'}! (from the task)`;
 });
 
 // --- resources ---------------------------------------------------------------------------------

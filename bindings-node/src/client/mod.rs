@@ -3,9 +3,11 @@
 //! records HTTP parameter headers, `ping`, `logging/setLevel`, subscriptions) go through the
 //! core's typed methods; every other request goes through the core's generic `request`, which
 //! adds the stateless `_meta` and answers multi round-trip input with this client's handlers.
+//! Calling a tool as a task, and the task's handle, are in `tasks.rs`.
 
 mod handlers;
 mod stdio;
+mod tasks;
 
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
@@ -27,6 +29,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use handlers::{JsAnswer, JsClientHandler, JsNotify, notify};
+pub(crate) use tasks::{arguments as task_arguments, task_call_options, unless_cancelled};
 
 use crate::{
     auth::JsAuthCallback,
@@ -267,19 +270,28 @@ pub struct NativeClient {
 }
 
 impl NativeClient {
-    /// Runs a request: on this thread's host loop when the session runs there (the request is
-    /// written before this returns and the answer settles the Promise in the run that read
-    /// it), else on tokio.
+    /// Runs a request of this client (see [`start_on`]).
     fn start<'env>(
         &self,
         env: &'env Env,
         request: impl std::future::Future<Output = napi::Result<String>> + Send + 'static,
     ) -> napi::Result<PromiseRaw<'env, String>> {
-        let hosted = self.inner.session().spawner().host();
-        match hosted.and_then(crate::embed::host_of) {
-            Some(host) => crate::embed::spawn_promise(&host, request),
-            None => env.spawn_future(request),
-        }
+        start_on(&self.inner, env, request)
+    }
+}
+
+/// Runs a request of `client`: on this thread's host loop when its session runs there (the
+/// request is written before this returns and the answer settles the Promise in the run that
+/// read it), else on tokio.
+pub(crate) fn start_on<'env, T: napi::bindgen_prelude::ToNapiValue + Send + 'static>(
+    client: &Client,
+    env: &'env Env,
+    request: impl std::future::Future<Output = napi::Result<T>> + Send + 'static,
+) -> napi::Result<PromiseRaw<'env, T>> {
+    let hosted = client.session().spawner().host();
+    match hosted.and_then(crate::embed::host_of) {
+        Some(host) => crate::embed::spawn_promise(&host, request),
+        None => env.spawn_future(request),
     }
 }
 

@@ -1,9 +1,11 @@
 //! The request context a JavaScript server handler receives (`ctx` in `handler(args, ctx)`).
 //!
-//! It wraps the core's `oxmcp::server::Context`, so progress, logging and the questions a
-//! handler asks its client (`sample`, `elicit`, `listRoots`) behave the same in both eras: in
-//! the stateless era a question either returns the answer the client's retry carries, or ends
-//! the round (the core drops the handler, and the pending method rejects with `cancelled`).
+//! It wraps the core's `oxmcp::server::Context`, so progress, logging, a task's status and
+//! the questions a handler asks its client (`sample`, `elicit`, `listRoots`) behave the same
+//! in both eras: in the stateless era a question either returns the answer the client's retry
+//! carries, or ends the round (the core drops the handler, and the pending method rejects
+//! with `cancelled`). A task's `tasks/cancel` fires the same cancellation as a cancelled
+//! request, so `ctx.signal` aborts for both.
 //!
 //! A handler is not given the class itself but a [`CallHandle`]: a bare N-API external that
 //! `lib/context.cjs` turns into a `RequestContext` only when the handler first uses `ctx`.
@@ -155,6 +157,31 @@ impl RequestContext {
     #[napi(getter)]
     pub fn cancellation(&self) -> Cancellation {
         self.cancel.clone()
+    }
+
+    /// The id of the task this call runs as, once it is one (`null` otherwise).
+    #[napi(getter)]
+    pub fn task_id(&self) -> Option<String> {
+        self.ctx.task_id().map(str::to_owned)
+    }
+
+    /// Turns a deferred task tool's call into a task now and resolves with its id (at once
+    /// for a tool whose tasks start immediately); `null` when the call is not a task.
+    #[napi]
+    pub async fn start_task(&self) -> napi::Result<Option<String>> {
+        let ctx = self.ctx.clone();
+        self.cancel
+            .bounded(async move { ctx.start_task().await.map_err(to_js) })
+            .await
+    }
+
+    /// Sets the task's `statusMessage` (nothing for a call that is not a task).
+    #[napi]
+    pub async fn report_status(&self, message: String) -> napi::Result<()> {
+        let ctx = self.ctx.clone();
+        self.cancel
+            .bounded(async move { ctx.report_status(&message).await.map_err(to_js) })
+            .await
     }
 
     /// Sends `notifications/progress` if the caller asked for progress.

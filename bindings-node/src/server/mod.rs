@@ -15,8 +15,8 @@ use std::{net::SocketAddr, sync::Arc};
 use napi::{Env, bindgen_prelude::PromiseRaw};
 use napi_derive::napi;
 use oxmcp::{
-    protocol::{Prompt, Resource, ResourceTemplate, Tool},
-    server::Server,
+    protocol::{Prompt, Resource, ResourceTemplate, TaskSupport, Tool},
+    server::{Server, TaskStart, ToolOptions},
     transport::{
         http::{HttpServer, HttpServerOptions},
         stdio::StdioTransport,
@@ -58,6 +58,38 @@ struct ServerOptions {
     page_size: Option<usize>,
     /// 64 hex digits: the key sealing multi round-trip request state, shared by replicas.
     state_key: Option<String>,
+}
+
+/// How a tool runs as a task: `server.tool(name, {task, taskStart}, handler)`, as JSON.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+struct JsToolOptions {
+    /// `forbidden`, `optional` or `required`; absent: as the definition's
+    /// `execution.taskSupport` says (forbidden when it says nothing).
+    task: Option<TaskSupport>,
+    /// `immediately` (the default) or `deferred` (the handler calls `ctx.startTask()`).
+    task_start: Option<JsTaskStart>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum JsTaskStart {
+    Immediately,
+    Deferred,
+}
+
+impl JsToolOptions {
+    fn into_core(self, tool: &Tool) -> ToolOptions {
+        let mut options = match self.task {
+            Some(support) => ToolOptions::tasks(support),
+            None => ToolOptions::from_tool(tool),
+        };
+        options.task_start = match self.task_start {
+            Some(JsTaskStart::Deferred) => TaskStart::Deferred,
+            Some(JsTaskStart::Immediately) | None => TaskStart::Immediately,
+        };
+        options
+    }
 }
 
 /// `runHttp({...})` options, as JSON.
@@ -196,12 +228,24 @@ impl NativeServer {
         })
     }
 
-    /// Registers (or replaces) a tool: `tool` is its JSON definition.
+    /// Registers (or replaces) a tool: `tool` is its JSON definition, `options` its task
+    /// options as JSON (`{task, taskStart}`, see [`JsToolOptions`]).
     #[napi]
-    pub fn add_tool(&self, env: Env, tool: String, handler: JsFunction<'_>) -> napi::Result<()> {
+    pub fn add_tool(
+        &self,
+        env: Env,
+        tool: String,
+        handler: JsFunction<'_>,
+        options: Option<String>,
+    ) -> napi::Result<()> {
         let tool: Tool = json::parse("tool definition", &tool)?;
+        let options = match options {
+            Some(text) => json::parse::<JsToolOptions>("tool options", &text)?,
+            None => JsToolOptions::default(),
+        }
+        .into_core(&tool);
         self.inner
-            .add_tool(tool, JsTool(JsCallback::new(&env, handler)?))
+            .add_tool_with(tool, options, JsTool(JsCallback::new(&env, handler)?))
             .map_err(to_js)
     }
 

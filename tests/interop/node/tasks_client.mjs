@@ -5,8 +5,9 @@
 // Usage: node tasks_client.mjs stdio SERVER_COMMAND [ARG...]
 //        node tasks_client.mjs http URL
 //
-// The server is examples/rust/conformance_server.rs; its tasks tools are those of
-// examples/rust/conformance/tasks.rs. The SDK speaks 2025-11-25, the revision where tasks are
+// The server is examples/rust/conformance_server.rs (core/tests/interop runs it) or the Node
+// fixture examples/node/conformance_server.mjs (bindings-node/test/tasks.test.mjs); their
+// tasks tools are those of examples/rust/conformance/tasks.rs. The SDK speaks 2025-11-25, the revision where tasks are
 // experimental: a task is asked for with `params.task`, the answer is a CreateTaskResult
 // (`{task}`), and the SDK's `callToolStream` then polls `tasks/get` until the task is
 // terminal (or `input_required`) and fetches the outcome with the blocking `tasks/result`.
