@@ -18,8 +18,8 @@ use crate::{
     Error, Result,
     jsonrpc::codes,
     protocol::{
-        CallToolResult, JsonObject, Task, TaskStatus, meta, methods,
-        tasks::{EXTENSION, TASKS_CANCEL, TASKS_GET, TASKS_RESULT, TASKS_UPDATE},
+        CallToolResult, JsonObject, ListTasksResult, Task, TaskStatus, meta, methods,
+        tasks::{EXTENSION, TASKS_CANCEL, TASKS_GET, TASKS_LIST, TASKS_RESULT, TASKS_UPDATE},
     },
     session::RequestOptions,
     sync::Mutex,
@@ -151,6 +151,24 @@ impl Client {
         });
         *handle.inner.last.lock() = Some(task);
         Ok(handle)
+    }
+
+    /// One page of this client's tasks (`tasks/list`, 2025-11-25; 2026-07-28 removed it, so
+    /// there this is an error saying so).
+    pub async fn list_tasks(&self, cursor: Option<&str>) -> Result<ListTasksResult> {
+        if self.task_form() != Some(Form::Experimental) {
+            return Err(Error::InvalidArgument(format!(
+                "`tasks/list` is a 2025-11-25 method this server does not offer (protocol \
+                 version {})",
+                self.protocol_version()
+            )));
+        }
+        let params = cursor.map(|c| json!({ "cursor": c }));
+        let value = self
+            .request(TASKS_LIST, params, RequestOptions::default())
+            .await?;
+        serde_json::from_value(value)
+            .map_err(|e| Error::Protocol(format!("invalid `tasks/list` result: {e}")))
     }
 
     /// A handle on a task created earlier, by this connection or another (after a reconnect,

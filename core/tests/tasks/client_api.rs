@@ -369,3 +369,49 @@ async fn the_host_calls_a_tool_as_a_task() {
     );
     host.close().await;
 }
+
+#[tokio::test]
+async fn tasks_list_pages_in_2025_and_is_refused_where_it_does_not_exist() {
+    let server = crate::common::fixture::build(
+        oxmcp::server::Server::builder("fixture", "1.0.0").page_size(2),
+    )
+    .unwrap();
+    let pair = crate::common::pair(
+        &server,
+        schema_filling_client().protocol(ProtocolMode::Handshake(ProtocolVersion::V2025_11_25)),
+    )
+    .await;
+    let mut ids = Vec::new();
+    for n in 0..3 {
+        let task = pair
+            .client
+            .call_tool_as_task(
+                "slow_compute",
+                json!({"seconds": 0, "label": format!("l{n}")}),
+                options(),
+            )
+            .await
+            .unwrap();
+        ids.push(task.id().unwrap().to_owned());
+    }
+    let first = pair.client.list_tasks(None).await.unwrap();
+    let mut listed: Vec<String> = first.tasks.iter().map(|t| t.task_id.clone()).collect();
+    let next = first.next_cursor.expect("a second page");
+    let second = pair.client.list_tasks(Some(&next)).await.unwrap();
+    listed.extend(second.tasks.iter().map(|t| t.task_id.clone()));
+    assert_eq!(listed, ids);
+    assert!(matches!(
+        pair.client.list_tasks(Some("not-a-cursor")).await,
+        Err(Error::Rpc(e)) if e.code == -32602
+    ));
+    pair.finish().await;
+    let (_server, stateless) = crate::common::fixture_pair(
+        schema_filling_client().protocol(ProtocolMode::Stateless(ProtocolVersion::V2026_07_28)),
+    )
+    .await;
+    assert!(matches!(
+        stateless.client.list_tasks(None).await,
+        Err(Error::InvalidArgument(_))
+    ));
+    stateless.finish().await;
+}
