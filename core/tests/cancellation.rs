@@ -151,3 +151,47 @@ async fn closing_the_client_fails_pending_calls_and_cancels_server_handlers() {
     );
     pair.wire.assert_valid();
 }
+
+/// A handler that watches its own token ends with a result the moment the cancel lands. The
+/// cancel can land while the request's task is being polled (here: a handler that yields all
+/// the time, so its task is nearly always running), between the check for the cancel and the
+/// poll of the handler; the result must still not reach the peer that cancelled. (Found as a
+/// rare `isError: cancelled` reply to a cancelled call of a Python `async def` tool.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handler_that_ends_on_its_cancel_is_never_answered() {
+    let server = oxmcp::server::Server::builder("busy", "1").build();
+    server
+        .add_tool(
+            oxmcp::protocol::Tool::new("busy", "spins until cancelled", json!({"type": "object"})),
+            |_args: Value, ctx: oxmcp::server::Context| async move {
+                let token = ctx.cancellation().clone();
+                loop {
+                    if token.is_cancelled() {
+                        return Ok(oxmcp::protocol::CallToolResult::error("cancelled"));
+                    }
+                    tokio::task::yield_now().await;
+                }
+            },
+        )
+        .unwrap();
+    let (mut peer, _session) = RawPeer::connect(&server);
+    peer.initialize("2025-11-25").await;
+    let rounds = 300;
+    for i in 1..=rounds {
+        peer.send(json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                         "params": {"name": "busy", "arguments": {}}}))
+            .await;
+        peer.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                         "params": {"requestId": i}}))
+            .await;
+        let probe = format!("probe-{i}");
+        peer.send(json!({"jsonrpc": "2.0", "id": probe, "method": "ping"}))
+            .await;
+        // Only the probe's answer; a late answer to a cancelled call would show up as
+        // something else before a later probe.
+        let reply = peer.response().await;
+        assert_eq!(reply["id"], json!(probe), "round {i}: {reply}");
+    }
+    // Whatever is still on its way has had time to arrive.
+    assert!(peer.recv_within(Duration::from_millis(300)).await.is_none());
+}

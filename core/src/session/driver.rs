@@ -461,7 +461,8 @@ impl Session {
         if self.inner.poll_inline && !cancel.is_cancelled() {
             let mut cx = std::task::Context::from_waker(futures::task::noop_waker_ref());
             if let std::task::Poll::Ready(result) = handler.poll_unpin(&mut cx) {
-                self.finish_request(id, Some(result), reply_to);
+                let outcome = (!cancel.is_cancelled()).then_some(result);
+                self.finish_request(id, outcome, reply_to);
                 return None;
             }
         }
@@ -473,6 +474,10 @@ impl Session {
                 _ = cancel.cancelled() => None,
                 result = &mut handler => Some(result),
             };
+            // The cancel can land (on another thread) between the two polls above, and a
+            // handler that watches its token then ends at once, with a result: the peer that
+            // cancelled must still not get it.
+            let outcome = outcome.filter(|_| !cancel.is_cancelled());
             session.finish_request(id, outcome, &reply_to);
         }))
     }
