@@ -48,6 +48,9 @@ class ConfigError extends McpError {}
 class AuthError extends McpError {}
 /** The tool runs only as a task: call it with `callToolAsTask` (`data.tool` names it). */
 class TaskRequiredError extends McpError {}
+/** A request to the client (sampling, elicitation, roots) was not sent: the client had not sent
+ * `notifications/initialized` in time, and until it does a server may ask it nothing but ping. */
+class HandshakeIncompleteError extends McpError {}
 
 const BY_KIND = {
   rpc: RpcError,
@@ -63,6 +66,7 @@ const BY_KIND = {
   config: ConfigError,
   auth: AuthError,
   task_required: TaskRequiredError,
+  handshake_incomplete: HandshakeIncompleteError,
 };
 
 /** JSON-RPC error codes of the protocol, for `throw new McpError(ErrorCode.InvalidParams, ...)`. */
@@ -123,6 +127,7 @@ module.exports = {
   ConfigError,
   AuthError,
   TaskRequiredError,
+  HandshakeIncompleteError,
   ErrorCode,
   fromNative,
   abortError,

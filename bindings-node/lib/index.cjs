@@ -49,5 +49,6 @@ module.exports = {
   ConfigError: errors.ConfigError,
   AuthError: errors.AuthError,
   TaskRequiredError: errors.TaskRequiredError,
+  HandshakeIncompleteError: errors.HandshakeIncompleteError,
   ErrorCode: errors.ErrorCode,
 };

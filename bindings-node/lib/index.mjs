@@ -25,6 +25,7 @@ export const {
   ConfigError,
   AuthError,
   TaskRequiredError,
+  HandshakeIncompleteError,
   ErrorCode,
 } = cjs;
 export default cjs;

@@ -62,6 +62,7 @@ pub fn error_kinds() -> Vec<String> {
         ErrorKind::Config,
         ErrorKind::Auth,
         ErrorKind::TaskRequired,
+        ErrorKind::HandshakeIncomplete,
     ]
     .iter()
     .map(|k| k.as_str().to_owned())

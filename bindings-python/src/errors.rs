@@ -41,6 +41,7 @@ pub fn class_name(kind: ErrorKind) -> &'static str {
         ErrorKind::Config => "ConfigError",
         ErrorKind::Auth => "AuthError",
         ErrorKind::TaskRequired => "TaskRequiredError",
+        ErrorKind::HandshakeIncomplete => "HandshakeIncompleteError",
         // A kind added to the core later still maps to the base class.
         _ => "McpError",
     }
@@ -137,6 +138,7 @@ pub fn error_kinds() -> Vec<(&'static str, &'static str)> {
         ErrorKind::Config,
         ErrorKind::Auth,
         ErrorKind::TaskRequired,
+        ErrorKind::HandshakeIncomplete,
     ]
     .into_iter()
     .map(|k| (k.as_str(), class_name(k)))
@@ -180,6 +182,10 @@ pub fn _raise_kind(kind: &str) -> PyResult<()> {
         "auth" => Error::Auth("synthetic".into()),
         "task_required" => Error::TaskRequired {
             tool: "synthetic".into(),
+        },
+        "handshake_incomplete" => Error::HandshakeIncomplete {
+            method: "elicitation/create".into(),
+            waited: Duration::from_secs(5),
         },
         other => {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(

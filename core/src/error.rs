@@ -98,6 +98,20 @@ pub enum Error {
         /// The tool.
         tool: String,
     },
+    /// A server's request to its client (sampling, elicitation, roots) was not sent: the
+    /// client had not finished its handshake (`notifications/initialized`) within
+    /// [`SessionConfig::initialized_wait`](crate::session::SessionConfig::initialized_wait).
+    /// Until then a server asks its client nothing but `ping`.
+    #[error(
+        "`{}` was not sent: the client has not finished the handshake (no `notifications/initialized` after {waited:?}), and until it does a server may send it no request but ping",
+        line(.method)
+    )]
+    HandshakeIncomplete {
+        /// The request that was not sent.
+        method: String,
+        /// How long it waited for `notifications/initialized`.
+        waited: Duration,
+    },
 }
 
 fn config_message(
@@ -167,6 +181,8 @@ pub enum ErrorKind {
     Auth,
     /// [`Error::TaskRequired`]
     TaskRequired,
+    /// [`Error::HandshakeIncomplete`]
+    HandshakeIncomplete,
 }
 
 impl ErrorKind {
@@ -186,6 +202,7 @@ impl ErrorKind {
             ErrorKind::Config => "config",
             ErrorKind::Auth => "auth",
             ErrorKind::TaskRequired => "task_required",
+            ErrorKind::HandshakeIncomplete => "handshake_incomplete",
         }
     }
 }
@@ -213,6 +230,7 @@ impl Error {
             Error::Config { .. } => ErrorKind::Config,
             Error::Auth(_) => ErrorKind::Auth,
             Error::TaskRequired { .. } => ErrorKind::TaskRequired,
+            Error::HandshakeIncomplete { .. } => ErrorKind::HandshakeIncomplete,
         }
     }
 
@@ -268,6 +286,10 @@ mod tests {
             Error::Timeout {
                 method: evil.into(),
                 after: Duration::from_secs(1),
+            },
+            Error::HandshakeIncomplete {
+                method: evil.into(),
+                waited: Duration::from_secs(1),
             },
         ];
         for e in errors {

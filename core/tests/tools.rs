@@ -155,6 +155,10 @@ async fn runtime_registration_notifies_initialized_clients() {
         .protocol(ProtocolMode::Handshake(ProtocolVersion::V2025_06_18))
         .on_notification(move |method, _| sink.lock().unwrap().push(method.to_owned()));
     let pair = pair(&server, options).await;
+    // A round trip, so the server has read `initialized`: changes made while the handshake
+    // is open are told once, together, after it (see `handshake_order`); these two are told
+    // one by one.
+    pair.client.ping().await.unwrap();
     server
         .add_tool(
             Tool::new("late", "Added at runtime", json!({"type": "object"})),

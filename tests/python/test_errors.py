@@ -26,6 +26,8 @@ CLASSES = {
     "invalid_argument": oxmcp.InvalidArgumentError,
     "config": oxmcp.ConfigError,
     "auth": oxmcp.AuthError,
+    "task_required": oxmcp.TaskRequiredError,
+    "handshake_incomplete": oxmcp.HandshakeIncompleteError,
 }
 
 
@@ -57,6 +59,8 @@ def test_the_mapper_builds_each_class_with_its_attributes(kind: str) -> None:
     if kind == "unsupported_protocol_version":
         assert err.requested == "1999-01-01"  # type: ignore[attr-defined]
         assert err.supported == ["2025-11-25"]  # type: ignore[attr-defined]
+    if kind == "task_required":
+        assert err.tool == "synthetic"  # type: ignore[attr-defined]
     if kind == "config":
         assert isinstance(err, oxmcp.ConfigError)
         assert (err.file, err.server, err.field) == ("mcp.json", "weather", "command")

@@ -37,6 +37,7 @@ _EXPORTS = {
     "ConfigError": "errors",
     "AuthError": "errors",
     "TaskRequiredError": "errors",
+    "HandshakeIncompleteError": "errors",
     "ToolError": "errors",
     "TaskHandle": "tasks",
 }
@@ -66,6 +67,7 @@ __all__ = [
     "ConfigError",
     "AuthError",
     "TaskRequiredError",
+    "HandshakeIncompleteError",
     "ToolError",
     "TaskHandle",
     "types",
@@ -91,6 +93,7 @@ if TYPE_CHECKING:
         RpcError,
         SpawnError,
         TaskRequiredError,
+        HandshakeIncompleteError,
         ToolError,
         TransportError,
         UnsupportedProtocolVersionError,

@@ -153,5 +153,13 @@ class TaskRequiredError(McpError):
     tool: str
 
 
+class HandshakeIncompleteError(McpError):
+    """A request to the client (sampling, elicitation, roots) was not sent: the client had not
+    finished its handshake (``notifications/initialized``) in time, and until it does a server
+    may ask it nothing but ``ping``."""
+
+    kind = "handshake_incomplete"
+
+
 class ToolError(Exception):
     """Raised in a tool: the call ends as an ``isError`` result with exactly this message."""

@@ -11,7 +11,7 @@ use std::{future::Future, sync::Arc};
 use serde_json::{Value, json};
 
 use super::{
-    Context, Inner, features,
+    Context, Inner, features, handshake,
     input::{self, InputRound},
     lifecycle::{self, parse_params, parse_required, respond},
     session_data::SessionData,
@@ -25,7 +25,7 @@ use crate::{
         SubscriptionsListenRequestParams, meta, methods,
         tasks::{TASKS_CANCEL, TASKS_GET, TASKS_LIST, TASKS_RESULT, TASKS_UPDATE},
     },
-    session::{Dispatch, HandlerResult, IncomingRequest, Phase, RequestContext, Session},
+    session::{Dispatch, HandlerResult, IncomingRequest, RequestContext, Session},
 };
 
 /// The dispatch of one server session.
@@ -63,11 +63,7 @@ impl Dispatch for ServerDispatch {
 
     fn notification(&self, notification: Notification, session: &Session) {
         if notification.method == methods::INITIALIZED {
-            session.update_state(|s| {
-                if s.phase == Phase::Initializing {
-                    s.phase = Phase::Ready;
-                }
-            });
+            handshake::initialized(session, &self.data);
         }
     }
 

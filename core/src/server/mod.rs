@@ -23,6 +23,7 @@ mod completion;
 mod context;
 mod dispatch;
 mod features;
+mod handshake;
 mod input;
 mod lifecycle;
 mod pagination;
@@ -64,7 +65,7 @@ use crate::{
     },
     session::{Role, Session, SessionConfig},
     sync::{Mutex, RwLock},
-    transport::{Route, Transport, stdio::StdioTransport},
+    transport::{Transport, stdio::StdioTransport},
 };
 
 /// Configures a [`Server`].
@@ -565,8 +566,8 @@ impl Server {
 }
 
 impl Inner {
-    /// Tells handshake-era sessions that finished initializing, and listen streams that asked,
-    /// here and on the other replicas.
+    /// Tells handshake-era sessions (once their handshake is complete) and listen streams that
+    /// asked, here and on the other replicas.
     fn list_changed(&self, method: &str) {
         self.list_changed_here(method);
         self.share(method, None);
@@ -593,35 +594,30 @@ impl Inner {
         }
     }
 
+    /// Tells this replica's sessions (as far as their handshakes allow: see `handshake`) and
+    /// listen streams that the list behind `method` changed.
     fn list_changed_here(&self, method: &str) {
-        let sessions: Vec<Session> = self
-            .sessions
-            .lock()
-            .values()
-            .map(|(s, _)| s.clone())
-            .collect();
-        for session in sessions {
-            if session.state().is_initialized() {
-                session.notify_nowait(method, None, Route::Unrelated);
-            }
+        // Copied out, so no session is told while the table is locked.
+        let sessions: Vec<(Session, Arc<SessionData>)> =
+            self.sessions.lock().values().cloned().collect();
+        for (session, data) in &sessions {
+            handshake::tell(session, data, handshake::Change::ListChanged(method));
         }
         subscriptions::deliver(self, method, None);
     }
 
+    /// Tells this replica's sessions subscribed to `uri` (as their handshakes allow) and
+    /// listen streams that asked that the resource changed.
     fn resource_updated_here(&self, uri: &str) {
-        let sessions: Vec<Session> = self
+        let sessions: Vec<(Session, Arc<SessionData>)> = self
             .sessions
             .lock()
             .values()
             .filter(|(_, data)| data.subscriptions.lock().contains(uri))
-            .map(|(s, _)| s.clone())
+            .cloned()
             .collect();
-        for session in sessions {
-            session.notify_nowait(
-                methods::RESOURCES_UPDATED,
-                Some(serde_json::json!({ "uri": uri })),
-                Route::Unrelated,
-            );
+        for (session, data) in &sessions {
+            handshake::tell(session, data, handshake::Change::Updated(uri));
         }
         subscriptions::deliver(self, methods::RESOURCES_UPDATED, Some(uri));
     }

@@ -1,5 +1,6 @@
-//! What a server remembers about one handshake-era session: its log level and the resources
-//! it subscribed to. Stateless requests never read or write it.
+//! What a server remembers about one handshake-era session: its log level, the resources it
+//! subscribed to, and the changes it has yet to hear of once its handshake completes.
+//! Stateless requests never read or write it.
 
 use std::collections::HashSet;
 
@@ -12,6 +13,8 @@ pub(crate) struct SessionData {
     pub(crate) log_level: Mutex<Option<LoggingLevel>>,
     /// URIs subscribed to with `resources/subscribe`.
     pub(crate) subscriptions: Mutex<HashSet<String>>,
+    /// Changes made while the handshake is open, sent once `initialized` arrives.
+    pub(crate) held: Mutex<super::handshake::HeldBack>,
 }
 
 impl SessionData {

@@ -63,6 +63,10 @@ pub struct SessionConfig {
     pub max_request_timeout: Duration,
     /// How long in-flight handlers may finish after the peer hangs up.
     pub shutdown_grace: Duration,
+    /// How long a server's request to its client (sampling, elicitation, roots) waits for the
+    /// client's `notifications/initialized` when asked before it, before failing with
+    /// [`Error::HandshakeIncomplete`] unsent.
+    pub initialized_wait: Duration,
 }
 
 impl SessionConfig {
@@ -76,6 +80,7 @@ impl SessionConfig {
             request_timeout: Duration::from_secs(60),
             max_request_timeout: Duration::from_secs(600),
             shutdown_grace: Duration::from_millis(1500),
+            initialized_wait: Duration::from_secs(5),
         }
     }
 }
@@ -117,6 +122,9 @@ struct Inner {
     batches_pending: std::sync::atomic::AtomicUsize,
     next_id: AtomicI64,
     state: RwLock<SessionState>,
+    /// Wakes whoever waits for the lifecycle phase to move (a server request held until the
+    /// client's `notifications/initialized`).
+    state_changed: Notify,
     close_requested: CancellationToken,
     done: CancellationToken,
     close_reason: Mutex<Option<Error>>,
@@ -164,6 +172,7 @@ impl Session {
                 batches_pending: std::sync::atomic::AtomicUsize::new(0),
                 next_id: AtomicI64::new(0),
                 state: RwLock::new(SessionState::default()),
+                state_changed: Notify::new(),
                 close_requested: CancellationToken::new(),
                 done: CancellationToken::new(),
                 close_reason: Mutex::new(None),
@@ -215,6 +224,7 @@ impl Session {
     /// Changes the state (used by the roles to record the handshake).
     pub fn update_state(&self, change: impl FnOnce(&mut SessionState)) {
         change(&mut self.inner.state.write());
+        self.inner.state_changed.notify_waiters();
     }
 
     /// How many inbound requests are being handled right now.
@@ -309,6 +319,10 @@ impl Session {
         id: RequestId,
         mut options: RequestOptions,
     ) -> Result<Box<RawValue>> {
+        if self.inner.role == Role::Server {
+            self.until_client_initialized(method, options.cancel.as_ref())
+                .await?;
+        }
         let wants_progress = options.on_progress.is_some() || options.request_progress;
         let (reply_tx, mut reply_rx) = oneshot::channel();
         let inbox = wants_progress.then(|| Arc::new(ProgressInbox::default()));

@@ -1,12 +1,25 @@
-//! The lifecycle state of one session, and the transitions the handshake era allows.
+//! The lifecycle state of one session, the transitions the handshake era allows, and what a
+//! server may ask its client before the handshake is complete.
 //!
 //! The stateless 2026-07-28 era has no session state at all: each request carries its own
 //! version and capabilities. A dual-era peer keeps this state only for the handshake era and
 //! answers modern requests from their `_meta` alone.
+//!
+//! A server "SHOULD NOT send requests other than pings and logging before receiving the
+//! `initialized` notification" (every handshake revision's lifecycle). Requests the client
+//! sends meanwhile are still served (a client may list, or even call, between `initialize`
+//! and `initialized`), so a handler can run in that gap and ask its client something: that
+//! request waits here for `initialized`, within [`SessionConfig::initialized_wait`].
+//!
+//! [`SessionConfig::initialized_wait`]: super::SessionConfig::initialized_wait
 
 use serde_json::Value;
 
-use crate::protocol::{Implementation, ProtocolVersion};
+use super::{Role, Session, cancelled};
+use crate::{
+    Error, Result,
+    protocol::{Implementation, ProtocolVersion, methods},
+};
 
 /// Where a session is in its lifecycle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,8 +59,66 @@ impl Default for SessionState {
 }
 
 impl SessionState {
-    /// Whether `initialize` has been answered (requests of the handshake era may flow).
+    /// Whether `initialize` is answered (the server records it just before its answer goes
+    /// out): requests of the handshake era may flow. The handshake may still be open; see
+    /// [`SessionState::is_ready`].
     pub fn is_initialized(&self) -> bool {
         matches!(self.phase, Phase::Initializing | Phase::Ready)
+    }
+
+    /// Whether the handshake is complete: the client's `notifications/initialized` was sent
+    /// (client) or received (server). Only then may a server tell its client of changes or
+    /// ask it anything but `ping`.
+    pub fn is_ready(&self) -> bool {
+        self.phase == Phase::Ready
+    }
+}
+
+impl Session {
+    /// Holds a server's request to its client until the client's `notifications/initialized`
+    /// (`ping` goes at once: the lifecycle allows it). Gives up with
+    /// [`Error::HandshakeIncomplete`] after [`SessionConfig::initialized_wait`], and returns
+    /// at once when the session is closed (the request then fails as on any closed session)
+    /// or `cancel` fires.
+    ///
+    /// Waiting, rather than failing at once: over Streamable HTTP `initialized` and the next
+    /// request are separate POSTs, and some clients send them concurrently, so a `tools/call`
+    /// may overtake the `initialized` sent just before it by a few milliseconds (rust-sdk
+    /// #783). Failing then would break a correct client's elicitation at random. Bounded,
+    /// because a client that never sends `initialized` must not hold the handler (and the
+    /// client's own call) until the request timeout.
+    ///
+    /// [`SessionConfig::initialized_wait`]: super::SessionConfig::initialized_wait
+    pub(super) async fn until_client_initialized(
+        &self,
+        method: &str,
+        cancel: Option<&tokio_util::sync::CancellationToken>,
+    ) -> Result<()> {
+        debug_assert_eq!(self.inner.role, Role::Server);
+        let settled = |s: &SessionState| s.phase == Phase::Ready || s.phase == Phase::Closed;
+        if method == methods::PING || self.with_state(settled) {
+            return Ok(());
+        }
+        let waited = self.inner.config.initialized_wait;
+        let wait = async {
+            loop {
+                // Registered before the check, so a change between the two is not missed.
+                let changed = self.inner.state_changed.notified();
+                let mut changed = std::pin::pin!(changed);
+                changed.as_mut().enable();
+                if self.with_state(settled) {
+                    return;
+                }
+                changed.await;
+            }
+        };
+        let incomplete = || Error::HandshakeIncomplete {
+            method: method.to_owned(),
+            waited,
+        };
+        tokio::select! {
+            ready = tokio::time::timeout(waited, wait) => ready.map_err(|_| incomplete()),
+            _ = cancelled(cancel) => Err(Error::Cancelled),
+        }
     }
 }
