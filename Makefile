@@ -425,7 +425,7 @@ node-test: node-pack conformance-deps scale-out-deps host-deps
 	  node --test --unhandled-rejections=strict --test-concurrency=2 \
 	  esm.test.mjs cjs.test.cjs lifetime.test.mjs interop.test.mjs npx.test.mjs \
 	  auth.test.mjs scale_out.test.mjs translate.test.mjs prompt.test.mjs host.test.mjs langchain.test.mjs cli.test.mjs \
-	  stdio.test.mjs bad_input.test.mjs websocket.test.mjs tasks.test.mjs
+	  stdio.test.mjs bad_input.test.mjs websocket.test.mjs tasks.test.mjs host_safety.test.mjs
 	cd $(NODE_SCRATCH) && ./node_modules/.bin/tsc -p tsconfig.json
 	# The fixture resolves `oxmcp` from the scratch folder, where the tarball is installed.
 	$(CONFORMANCE_DIR)/node_modules/.bin/node $(CONFORMANCE_DIR)/run.mjs \

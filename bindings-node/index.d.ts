@@ -128,6 +128,8 @@ export class ConfigError extends McpError {}
 export class AuthError extends McpError {}
 /** A tool that runs only as a task was called plainly: use `callToolAsTask`. */
 export class TaskRequiredError extends McpError { code: 'task_required'; data: { tool: string } }
+/** A request to the client was not sent: the client had not finished its handshake in time. */
+export class HandshakeIncompleteError extends McpError { code: 'handshake_incomplete' }
 export const ErrorCode: {
   readonly ParseError: -32700;
   readonly InvalidRequest: -32600;
@@ -309,8 +311,10 @@ export interface ClientHandlers {
 export interface ConnectOptions extends ClientHandlers {
   name?: string;
   version?: string;
-  /** Speak this revision (`'2025-11-25'`, `'2026-07-28'`, …) instead of probing. */
+  /** Speak this revision (`'2025-11-25'`, `'2026-07-28'`, …) instead of probing `server/discover`. */
   protocolVersion?: string;
+  /** Or pin just the era, speaking its newest revision; also skips the probe. */
+  era?: 'handshake' | 'stateless';
   logLevel?: LoggingLevel;
 }
 
@@ -620,6 +624,20 @@ export interface ServerStatus {
   /** The tail of its stderr, when it failed. */
   stderr?: string;
   restarts: number;
+  /** List entries left out because they do not parse (the rest of each list works). */
+  skipped?: EntryIssue[];
+  /** List entries kept after repairing a slip (a tool schema spelled `input_schema`). */
+  repaired?: EntryIssue[];
+}
+
+/** A list entry that did not parse as it came. */
+export interface EntryIssue {
+  list: 'tools' | 'resources' | 'resourceTemplates' | 'prompts';
+  /** Its name (or URI), when it has a readable one. */
+  name?: string;
+  /** The field at fault; `(entry)` when it is the entry as a whole. */
+  field: string;
+  reason: string;
 }
 
 /** A server's tool under its namespaced name `server__tool`. */
@@ -641,12 +659,30 @@ export type Model<P extends Provider = Provider> = (
   context: { signal?: AbortSignal },
 ) => unknown;
 
+/** One tool call the model made, waiting for `approve`. */
+export interface ApprovalRequest {
+  server: string;
+  tool: string;
+  arguments: JsonObject;
+  /** The tool's annotations as the server listed them (`readOnlyHint`, `destructiveHint`, …). */
+  annotations: ToolAnnotations | null;
+}
+
+/** `true` runs the call; `false` or a reason refuses it; an object runs it with those arguments. */
+export type Approval = boolean | string | JsonObject;
+
 export interface AgentOptions<P extends Provider = Provider> extends TranslateOptions {
   /** Default `openai`. */
   provider?: P;
   /** Most model turns (default 16). */
   maxSteps?: number;
   signal?: AbortSignal;
+  /**
+   * Asked before each tool call, unless the tool is marked `readOnlyHint: true` or the config
+   * lists it in `alwaysAllow` / `autoApprove`. A refused call never reaches the server; the
+   * model gets an error result saying the user declined it.
+   */
+  approve?: (call: ApprovalRequest, extra: { signal?: AbortSignal }) => Approval | Promise<Approval>;
 }
 
 export interface CallRecord {

@@ -148,7 +148,10 @@ class Host {
     this._open();
     if (typeof model !== 'function') throw new TypeError('runAgent: model must be a function');
     if (!Array.isArray(messages)) throw new TypeError('runAgent: messages must be an array');
-    const { signal, ...rest } = options ?? {};
+    const { signal, approve, ...rest } = options ?? {};
+    if (approve !== undefined && typeof approve !== 'function') {
+      throw new TypeError('runAgent: approve must be a function (call) => true | false | reason | arguments');
+    }
     if (signal?.aborted) throw abortError(signal);
     const agentOptions = { provider: 'openai', ...rest };
     let modelError;
@@ -166,7 +169,14 @@ class Host {
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       return JSON.parse(
-        await this._native.runAgent(turn, text(messages, 'messages'), text(agentOptions, 'runAgent options'), cancellation),
+        await this._native.runAgent(
+          turn,
+          text(messages, 'messages'),
+          text(agentOptions, 'runAgent options'),
+          cancellation,
+          // A throw or a rejection keeps the call from running; the model is told why.
+          approve && wrap(async (call) => (await approve(call, { signal })) ?? false),
+        ),
       );
     } catch (e) {
       if (signal?.aborted) throw abortError(signal);

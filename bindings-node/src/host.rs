@@ -11,7 +11,10 @@ use napi::{Env, Status, bindgen_prelude::PromiseRaw, threadsafe_function::Thread
 use napi_derive::napi;
 use oxmcp::{
     Error,
-    host::{AgentOptions, Config, Host, HostOptions, Model, ModelRequest, agent::ModelFuture},
+    host::{
+        AgentOptions, Approval, ApprovalFuture, ApprovalHook, ApprovalRequest, Approver, Config,
+        Host, HostOptions, Model, ModelRequest, agent::ModelFuture,
+    },
     schema::{NameMap, NameRules, Namespace},
 };
 use serde::{Deserialize, Serialize};
@@ -101,6 +104,27 @@ impl Model for JsModel {
                 // what is left when it cannot (the error was not an object, say).
                 Settled::Threw(message) => Err(Error::InvalidArgument(format!(
                     "the model callback failed: {message}"
+                ))),
+                Settled::Rpc(obj) => Err(Error::Rpc(obj)),
+            }
+        })
+    }
+}
+
+/// The JavaScript `approve` callback (wrapped like the model) as the core's [`Approver`]: its
+/// answer is read by [`Approval::from_value`]; a throw keeps the call from running.
+struct JsApprover(Arc<JsModelFn>);
+
+impl Approver for JsApprover {
+    fn approve(&self, request: ApprovalRequest) -> ApprovalFuture<'_> {
+        let f = self.0.clone();
+        Box::pin(async move {
+            let payload = serde_json::to_string(&request)
+                .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+            match Settled::from_call(f.call_async_catch(payload).await).await {
+                Settled::Ok(answer) => Approval::from_value(answer),
+                Settled::Threw(message) => Err(Error::InvalidArgument(format!(
+                    "the approve callback failed: {message}"
                 ))),
                 Settled::Rpc(obj) => Err(Error::Rpc(obj)),
             }
@@ -297,6 +321,7 @@ impl NativeHost {
         messages: String,
         options: String,
         cancel: Option<&Cancellation>,
+        approve: Option<JsModelFn>,
     ) -> napi::Result<PromiseRaw<'env, String>> {
         let messages: Vec<Value> = json::parse("messages (an array)", &messages)?;
         let js: JsAgentOptions = json::parse("runAgent options", &options)?;
@@ -312,6 +337,7 @@ impl NativeHost {
             }
             options.max_steps = n as usize;
         }
+        options.approve = approve.map(|f| ApprovalHook(Arc::new(JsApprover(Arc::new(f)))));
         let model = JsModel(Arc::new(model));
         let token = cancel.map(|c| c.token.clone()).unwrap_or_default();
         let host = self.inner.clone();

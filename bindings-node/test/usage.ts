@@ -26,6 +26,10 @@ async function main(): Promise<void> {
   const first = result.content[0];
   if (first.type === 'text') console.log(first.text.toUpperCase());
   const stdio = await Client.stdio('node', ['server.mjs'], { env: { A: 'b' }, cwd: '.' });
+  await Client.stdio('old-server', [], { era: 'handshake' });
+  await Client.http('http://127.0.0.1:1/mcp', { protocolVersion: '2025-06-18' });
+  // @ts-expect-error an era is handshake or stateless
+  await Client.stdio('old-server', [], { era: 'modern' });
   const { tools } = await stdio.listTools();
   console.log(tools.map((t) => t.inputSchema));
   try {
@@ -90,7 +94,7 @@ async function authorization(): Promise<void> {
 }
 void authorization;
 // --- translate, Host, runAgent, oxmcp/langchain (issue 9) ----------------------------------
-import { Host, translate, runCli, type PromptTranslation, type Tool, type Transcript, type ModelRequest } from 'oxmcp';
+import { Host, translate, runCli, type Approval, type ApprovalRequest, type EntryIssue, type PromptTranslation, type Tool, type Transcript, type ModelRequest } from 'oxmcp';
 import { getTools } from 'oxmcp/langchain';
 
 async function hostUsage(tools: Tool[]): Promise<void> {
@@ -137,6 +141,15 @@ async function hostUsage(tools: Tool[]): Promise<void> {
   console.log(transcript.final_text, transcript.stop === 'step_limit', transcript.calls.map((c) => c.is_error));
   // @ts-expect-error maxSteps is a number
   await host.runAgent(model, [], { maxSteps: 'four' });
+  const approved: Transcript = await host.runAgent(model, [], {
+    approve: async (call: ApprovalRequest): Promise<Approval> =>
+      call.annotations?.destructiveHint ? `no ${call.tool} on ${call.server}` : call.arguments,
+  });
+  await host.runAgent(model, [], { approve: () => true });
+  // @ts-expect-error an approval is a boolean, a reason or the arguments
+  await host.runAgent(model, [], { approve: () => 42 });
+  const skipped: EntryIssue[] = status[0].skipped ?? [];
+  console.log(approved.steps, skipped.map((s) => `${s.list} ${s.name ?? ''} ${s.field}`));
   const textModel = async (request: ModelRequest<'prompt'>) => `${request.tools.length} chars of tools`;
   const textRun: Transcript = await host.runAgent(textModel, [], { provider: 'prompt' });
   console.log(textRun.stop === 'format_errors', textRun.reason ?? '');

@@ -11,7 +11,6 @@ use std::{sync::Arc, time::Duration};
 
 use futures::future::BoxFuture;
 use oxmcp::{
-    ProtocolVersion,
     client::{
         Client, ClientOptions, ElicitationHandler, ProtocolMode, RootsHandler, SamplingHandler,
         TaskCallOptions,
@@ -161,14 +160,19 @@ fn config(py: Python<'_>, cfg: &Bound<'_, PyAny>, handle: &LoopHandle) -> PyResu
     let version: String =
         get("version")?.map_or(Ok(env!("CARGO_PKG_VERSION").into()), |v| v.extract())?;
     let mut options = ClientOptions::new(name, version);
-    if let Some(v) = get("protocol_version")? {
-        let v: String = v.extract()?;
-        let version: ProtocolVersion = convert::decode(Value::String(v), "protocol_version")?;
-        options = options.protocol(if version.is_stateless() {
-            ProtocolMode::Stateless(version)
-        } else {
-            ProtocolMode::Handshake(version)
-        });
+    let text =
+        |key: &str| -> PyResult<Option<String>> { get(key)?.map(|v| v.extract()).transpose() };
+    let pinned = ProtocolMode::pinned(
+        text("protocol_version")?.as_deref(),
+        text("era")?.as_deref(),
+    )
+    .map_err(|m| {
+        crate::errors::to_pyerr(oxmcp::Error::InvalidArgument(format!(
+            "protocol_version / era: {m}"
+        )))
+    })?;
+    if let Some(mode) = pinned {
+        options = options.protocol(mode);
     }
     if let Some(v) = get("log_level")? {
         let v: String = v.extract()?;

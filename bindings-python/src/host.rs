@@ -5,6 +5,7 @@
 //! adapts the one callback, the model. The model is a Python callable (`def` or `async def`)
 //! taking the conversation and the tools in the provider's format and returning the assistant
 //! turn; an exception it raises ends the run and reaches the caller as itself, not re-wrapped.
+//! The approval callback of `run_agent(approve=...)` is adapted the same way.
 
 use std::{
     sync::{Arc, Mutex},
@@ -12,7 +13,10 @@ use std::{
 };
 
 use oxmcp::{
-    host::{AgentOptions, Config, Host, HostOptions, Model, ModelRequest, agent::ModelFuture},
+    host::{
+        AgentOptions, Approval, ApprovalFuture, ApprovalHook, ApprovalRequest, Approver, Config,
+        Host, HostOptions, Model, ModelRequest, agent::ModelFuture,
+    },
     session::RequestOptions,
 };
 use pyo3::{prelude::*, types::PyTuple};
@@ -72,6 +76,34 @@ impl Model for PyModel {
                 *raised.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
                 oxmcp::Error::InvalidArgument(format!("the model callback raised: {message}"))
             })
+        })
+    }
+}
+
+/// A Python approval callback (`def` or `async def`, one `ApprovalRequest` dict in) as the
+/// core's [`Approver`]; what it returns is read by [`Approval::from_value`], and an exception
+/// it raises keeps the call from running (the model is told why).
+struct PyApprover {
+    callable: Callable,
+}
+
+impl Approver for PyApprover {
+    fn approve(&self, request: ApprovalRequest) -> ApprovalFuture<'_> {
+        Box::pin(async move {
+            let request = serde_json::to_value(&request)
+                .map_err(|e| oxmcp::Error::InvalidArgument(e.to_string()))?;
+            let answer = self
+                .callable
+                .call("the approval of a tool call", move |py| {
+                    PyTuple::new(py, [convert::to_py(py, &request)?])
+                })
+                .await
+                .map_err(|e| {
+                    let message =
+                        crate::runtime::attach(|py| e.value(py).to_string()).unwrap_or_default();
+                    oxmcp::Error::InvalidArgument(format!("the approve callback raised: {message}"))
+                })?;
+            Approval::from_value(answer)
         })
     }
 }
@@ -270,7 +302,7 @@ impl NativeHost {
     }
 
     /// Runs the agent loop with `model` (see the module doc); resolves to the transcript.
-    #[pyo3(signature = (model, messages, provider="openai", strict=true, namespace="always", max_steps=16))]
+    #[pyo3(signature = (model, messages, provider="openai", strict=true, namespace="always", max_steps=16, approve=None))]
     #[allow(clippy::too_many_arguments)]
     fn run_agent<'py>(
         &self,
@@ -281,10 +313,24 @@ impl NativeHost {
         strict: bool,
         namespace: &str,
         max_steps: usize,
+        approve: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let mut options = AgentOptions::new(schema::provider(provider)?);
         options.translate = schema::options(strict, namespace)?;
         options.max_steps = max_steps;
+        if let Some(approve) = approve {
+            if !approve.is_callable() {
+                return Err(to_pyerr(oxmcp::Error::InvalidArgument(
+                    "approve must be a callable (request) -> True | False | reason | arguments"
+                        .into(),
+                )));
+            }
+            let is_async = is_coroutine_function(py, approve)?;
+            let slot = LoopSlot::fixed(LoopHandle::current(py)?);
+            options.approve = Some(ApprovalHook(Arc::new(PyApprover {
+                callable: Callable::new(approve.clone().unbind(), is_async, slot),
+            })));
+        }
         let messages = convert::from_py(messages, "the messages")?;
         let Value::Array(messages) = messages else {
             return Err(to_pyerr(oxmcp::Error::InvalidArgument(

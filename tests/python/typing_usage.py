@@ -20,7 +20,7 @@ from oxmcp import (
     translate,
 )
 from oxmcp.cli import run as run_cli
-from oxmcp.host import ServerStatus, Transcript
+from oxmcp.host import ApprovalRequest, EntryIssue, ServerStatus, Transcript
 from oxmcp.types import AccessClaims, CallToolResult, ListToolsResult, Task, TaskStatus
 
 server = Server("typed", "1.0.0", instructions="typed usage")
@@ -142,6 +142,19 @@ async def use_host() -> str:
         transcript: Transcript = await host.run_agent(model, [], provider="openai", max_steps=3)
         text_run: Transcript = await host.run_agent(model, [], provider="prompt:react")
         print(text_run["stop"] == "format_errors", text_run.get("reason"))
+
+        async def approve(call: ApprovalRequest) -> bool | str | dict[str, Any]:
+            hints = call["annotations"] or {}
+            if hints.get("destructiveHint"):
+                return f"no {call['tool']} on {call['server']}"
+            return dict(call["arguments"]) if call["arguments"] else True
+
+        approved: Transcript = await host.run_agent(model, [], approve=approve)
+        approved_sync: Transcript = await host.run_agent(model, [], approve=lambda call: True)
+        skipped: list[EntryIssue] = status[0].get("skipped", [])
+        print(approved["steps"] + approved_sync["steps"], [s["field"] for s in skipped])
+        async with Client.stdio("old-server", era="handshake") as pinned:
+            print(pinned.protocol_version)
         auth = OAuth(
             client_id="app", authorizer=lambda url: url, token_store=Store(), allow_loopback=True
         )

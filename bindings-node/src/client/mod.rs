@@ -18,7 +18,6 @@ use napi::{
 };
 use napi_derive::napi;
 use oxmcp::{
-    ProtocolVersion,
     auth::OAuthClient,
     client::{Client, ClientOptions, ProtocolMode},
     protocol::LoggingLevel,
@@ -49,6 +48,8 @@ struct ConnectOptions {
     version: Option<String>,
     /// Force an era: a revision string (`"2025-11-25"`, `"2026-07-28"`); absent = probe.
     protocol_version: Option<String>,
+    /// Or force just the era (`"handshake"` / `"stateless"`: its newest revision).
+    era: Option<String>,
     log_level: Option<LoggingLevel>,
     /// Extra environment for a child (on top of the core's safe default allowlist).
     env: BTreeMap<String, String>,
@@ -95,13 +96,10 @@ fn client_options(options: &ConnectOptions, callbacks: Callbacks) -> napi::Resul
             .clone()
             .unwrap_or_else(|| env!("CARGO_PKG_VERSION").into()),
     );
-    if let Some(version) = &options.protocol_version {
-        let v: ProtocolVersion = json::parse("protocolVersion", &json!(version).to_string())?;
-        out = out.protocol(if v.is_stateless() {
-            ProtocolMode::Stateless(v)
-        } else {
-            ProtocolMode::Handshake(v)
-        });
+    let pinned = ProtocolMode::pinned(options.protocol_version.as_deref(), options.era.as_deref())
+        .map_err(|m| crate::error::invalid(format!("protocolVersion / era: {m}")))?;
+    if let Some(mode) = pinned {
+        out = out.protocol(mode);
     }
     if let Some(level) = options.log_level {
         out = out.log_level(level);

@@ -274,5 +274,6 @@ class NativeHost:
         strict: bool = True,
         namespace: str = "always",
         max_steps: int = 16,
+        approve: Any = None,
     ) -> Any: ...
     def close(self) -> Any: ...

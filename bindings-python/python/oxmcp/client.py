@@ -46,7 +46,13 @@ def _maybe_await(loop_tasks: set[asyncio.Task[Any]], fn: Callback, *args: Any) -
 
 
 class Client:
-    """A connection to one MCP server."""
+    """A connection to one MCP server.
+
+    Every way of opening one takes ``protocol_version`` (one revision, e.g. ``"2025-06-18"``)
+    or ``era`` (``"handshake"`` / ``"stateless"``: the newest revision of that era) to pin the
+    revision and skip the ``server/discover`` probe, which an old server that ignores it makes
+    wait for its timeout. Without either the client probes, then falls back to ``initialize``.
+    """
 
     def __init__(self, native: _native.NativeClient, tasks: set[asyncio.Task[Any]]) -> None:
         self._native = native
@@ -59,6 +65,7 @@ class Client:
         name: str | None,
         version: str | None,
         protocol_version: str | None,
+        era: str | None,
         timeout: float | None,
         log_level: str | None,
         sampling_callback: Callback | None,
@@ -90,6 +97,7 @@ class Client:
             "name": name,
             "version": version,
             "protocol_version": protocol_version,
+            "era": era,
             "timeout": timeout,
             "log_level": log_level,
             "sampling": sampling_callback,
@@ -110,6 +118,7 @@ class Client:
         name: str | None = None,
         version: str | None = None,
         protocol_version: str | None = None,
+        era: str | None = None,
         timeout: float | None = None,
         log_level: str | None = None,
         sampling_callback: Callback | None = None,
@@ -133,6 +142,7 @@ class Client:
                 name,
                 version,
                 protocol_version,
+                era,
                 timeout,
                 log_level,
                 sampling_callback,
@@ -166,6 +176,7 @@ class Client:
         name: str | None = None,
         version: str | None = None,
         protocol_version: str | None = None,
+        era: str | None = None,
         timeout: float | None = None,
         log_level: str | None = None,
         sampling_callback: Callback | None = None,
@@ -186,6 +197,7 @@ class Client:
                 name,
                 version,
                 protocol_version,
+                era,
                 timeout,
                 log_level,
                 sampling_callback,
@@ -218,6 +230,7 @@ class Client:
         name: str | None = None,
         version: str | None = None,
         protocol_version: str | None = None,
+        era: str | None = None,
         timeout: float | None = None,
         log_level: str | None = None,
         sampling_callback: Callback | None = None,
@@ -240,6 +253,7 @@ class Client:
                 name,
                 version,
                 protocol_version,
+                era,
                 timeout,
                 log_level,
                 sampling_callback,

@@ -25,12 +25,47 @@ from ._opening import Opening
 from .translate import Namespace, PromptTranslation, Provider, Translation, _plain
 from .types import CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, Tool
 
-__all__ = ["CallRecord", "Host", "Model", "ServerStatus", "Transcript"]
+__all__ = [
+    "Approve",
+    "ApprovalRequest",
+    "CallRecord",
+    "Host",
+    "Model",
+    "ServerStatus",
+    "EntryIssue",
+    "Transcript",
+]
 
 Model = Callable[[list[dict[str, Any]], Any], Any]
 """``model(messages, tools) -> assistant turn`` (``def`` or ``async def``): the conversation
 and the request's ``tools`` value in the provider's format in, the assistant message (or the
 whole API response, a dict or a provider SDK's pydantic object) out."""
+
+
+class ApprovalRequest(TypedDict):
+    """One tool call the model made, waiting for ``approve``."""
+
+    server: str
+    tool: str
+    arguments: dict[str, Any]
+    annotations: dict[str, Any] | None
+    """The tool's annotations as the server listed them (``readOnlyHint``,
+    ``destructiveHint``, ...), or None."""
+
+
+Approve = Callable[[ApprovalRequest], Any]
+"""``approve(request)`` (``def`` or ``async def``) returns ``True`` to run the call, ``False``
+or a reason (a ``str``) to refuse it, or a dict of edited arguments to run it with those."""
+
+
+class EntryIssue(TypedDict):
+    """A list entry that did not parse as it came: left out (``skipped``; the rest of the list
+    works) or repaired and kept (``repaired``: a tool schema spelled ``input_schema``)."""
+
+    list: Literal["tools", "resources", "resourceTemplates", "prompts"]
+    name: NotRequired[str]
+    field: str
+    reason: str
 
 
 class ServerStatus(TypedDict):
@@ -42,6 +77,8 @@ class ServerStatus(TypedDict):
     error_kind: NotRequired[str]
     stderr: NotRequired[str]
     restarts: int
+    skipped: NotRequired[list[EntryIssue]]
+    repaired: NotRequired[list[EntryIssue]]
 
 
 class CallRecord(TypedDict):
@@ -189,11 +226,18 @@ class Host:
         strict: bool = True,
         namespace: Namespace = "always",
         max_steps: int = 16,
+        approve: Approve | None = None,
     ) -> Transcript:
         """The agent loop: ask ``model``, run the tool calls of its turn concurrently, feed the
         results back, until a turn without tool calls or ``max_steps`` turns. A tool call the
         model got wrong, or one that failed, becomes an error result the model sees; only an
-        exception from ``model`` itself ends the run (raised as it was)."""
+        exception from ``model`` itself ends the run (raised as it was).
+
+        With ``approve``, each tool call is shown to it first (an :class:`ApprovalRequest`)
+        unless the server marks the tool ``readOnlyHint: true`` or the config lists it in
+        ``alwaysAllow`` / ``autoApprove``. A refused call never reaches the server; the model
+        gets an error result saying the user declined it (with the reason, if one was given).
+        """
         return cast(
             Transcript,
             await self._native.run_agent(
@@ -204,6 +248,7 @@ class Host:
                 strict,
                 namespace,
                 max_steps,
+                approve,
             ),
         )
 

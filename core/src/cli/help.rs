@@ -43,10 +43,14 @@ on stderr with its stderr tail; the others are still printed, and the exit code 
 );
 help!(
     CALL,
-    "usage: oxmcp call SERVER TOOL [ARGUMENTS_JSON]
+    "usage: oxmcp call [--yes] SERVER TOOL [ARGUMENTS_JSON]
 
 Starts SERVER only, calls TOOL with the JSON object of arguments (default {}), and prints the
 CallToolResult as JSON. Progress goes to stderr. Exit 1 when the tool returned isError.
+
+A tool the server marks destructive (destructiveHint: true) is shown with its arguments and
+runs only if you answer y; without a terminal to ask on it is not run (exit 6). --yes runs it
+without asking, as does listing it in the server's alwaysAllow / autoApprove in the config.
 "
 );
 help!(

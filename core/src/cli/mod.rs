@@ -22,6 +22,7 @@
 //! the npm package's `bin` run this same code through their native modules: one CLI, three
 //! ways to install it.
 
+mod confirm;
 mod features;
 mod help;
 mod inspect;
@@ -52,7 +53,7 @@ oxmcp: run the MCP servers of an mcpServers config and use their tools from the 
 
 USAGE:
   oxmcp tools   [--config FILE] [--format FORMAT] [--no-strict] [--namespace MODE]
-  oxmcp call    [--config FILE] SERVER TOOL [ARGUMENTS_JSON]
+  oxmcp call    [--config FILE] [--yes] SERVER TOOL [ARGUMENTS_JSON]
   oxmcp servers [--config FILE]
   oxmcp login   [--config FILE] SERVER
   oxmcp resources [--config FILE]
@@ -68,7 +69,8 @@ USAGE:
            or prompt[:hermes|json|react|xml]: the system-prompt text for a model without
            function calling (plain text, not JSON)
   call     call TOOL on SERVER with a JSON object of arguments; print the result as JSON,
-           with a progress bar on stderr when the server reports progress
+           with a progress bar on stderr when the server reports progress; a tool marked
+           destructive asks first on a terminal and is refused without one, unless --yes
   servers  print each server's state (connected, failed with its stderr tail, disabled)
   login    authorize with an OAuth-protected `url` server: your browser opens its sign-in
            page, the redirect comes back to 127.0.0.1, and the tokens are kept for the other
@@ -99,6 +101,7 @@ OPTIONS:
   --callback-port N login: the loopback port of the redirect (default 33418)
   --allow-loopback  let authorization endpoints be on this machine (development only)
   --trace           print every JSON-RPC message to stderr
+  -y, --yes         call: run a tool marked destructive without asking
   -h, --help        this help
   -V, --version     the version
 
@@ -109,6 +112,8 @@ EXIT CODES:
   3  bad config (the message names the file, server and field)
   4  a server could not be started or reached (named on stderr; `tools` still prints the others)
   5  the request failed (protocol error, timeout, the server crashed during the call)
+  6  call: a tool marked destructive was not confirmed (answered no, or no terminal and no
+     --yes)
 ";
 
 struct Args {
@@ -128,6 +133,8 @@ struct Args {
     port: Option<u16>,
     /// `inspect --no-open`: print the URL, do not start the browser.
     no_open: bool,
+    /// `call --yes`: run a destructive tool without asking.
+    yes: bool,
     positional: Vec<String>,
 }
 
@@ -151,6 +158,7 @@ fn parse_args(argv: Vec<String>) -> Result<Args, u8> {
         callback_port: None,
         port: None,
         no_open: false,
+        yes: false,
         allow_loopback: false,
         positional: Vec::new(),
     };
@@ -182,6 +190,7 @@ fn parse_args(argv: Vec<String>) -> Result<Args, u8> {
             }
             "--trace" => args.trace = true,
             "--no-open" => args.no_open = true,
+            "--yes" | "-y" => args.yes = true,
             "--port" => {
                 let v = value("--port")?;
                 match v.parse::<u16>() {
@@ -286,6 +295,24 @@ pub async fn run(argv: Vec<String>) -> u8 {
             return 3;
         }
     };
+    // What is unwise in an entry (a `docker run` without `--rm`) is said once, here: the CLI
+    // has no log for the host's warnings to go to.
+    let named = (args.command == "call")
+        .then(|| args.positional.first())
+        .flatten();
+    for spec in config
+        .servers
+        .iter()
+        .filter(|s| named.is_none_or(|n| *n == s.name))
+    {
+        for warning in &spec.warnings {
+            eprintln!(
+                "oxmcp: warning: server `{}`: {}",
+                sanitize::line(&spec.name),
+                sanitize::line(warning)
+            );
+        }
+    }
     let mut options = HostOptions {
         connect_timeout: args.timeout,
         ..HostOptions::default()
@@ -336,7 +363,7 @@ pub async fn run(argv: Vec<String>) -> u8 {
             server,
             &args.positional[1],
             call_args.unwrap_or_default(),
-            args.deadline,
+            &args,
         )
         .await;
         host.close().await;
@@ -347,6 +374,11 @@ pub async fn run(argv: Vec<String>) -> u8 {
     let failed = report_failures(&host).await;
     let code = match args.command.as_str() {
         "servers" => {
+            // The lists are fetched so that the entries they leave out show in the status.
+            host.tools().await;
+            host.resources().await;
+            host.prompts().await;
+            report_entry_issues(&host).await;
             print_json(&json!(host.status().await));
             0
         }
@@ -357,6 +389,7 @@ pub async fn run(argv: Vec<String>) -> u8 {
                     for (server, tools) in host.tools().await {
                         out.insert(server, json!(*tools));
                     }
+                    report_entry_issues(&host).await;
                     print_json(&Value::Object(out));
                 }
                 Some(p) => {
@@ -385,6 +418,7 @@ pub async fn run(argv: Vec<String>) -> u8 {
                             );
                         }
                     }
+                    report_entry_issues(&host).await;
                     match t.system_text() {
                         // The prompt provider's text is printed to paste or pipe. It quotes
                         // the servers' names and descriptions, so, being text and not JSON,
@@ -470,6 +504,31 @@ fn exit_code(e: &Error) -> u8 {
     }
 }
 
+/// Names on stderr the list entries each server's lists left out (they do not parse) or
+/// repaired, so a tool missing from the output is explained.
+async fn report_entry_issues(host: &Host) {
+    for s in host.status().await {
+        let server = sanitize::line(&s.name);
+        for (issue, what) in s
+            .skipped
+            .iter()
+            .map(|i| (i, "left out"))
+            .chain(s.repaired.iter().map(|i| (i, "repaired")))
+        {
+            let list = issue.list.trim_end_matches('s');
+            let name = issue.name.as_deref().map_or_else(
+                || "(unnamed)".to_owned(),
+                |n| format!("`{}`", sanitize::line(n)),
+            );
+            eprintln!(
+                "oxmcp: server `{server}`: {what} {list} {name} (field `{}`): {}",
+                sanitize::line(&issue.field),
+                sanitize::line(&issue.reason)
+            );
+        }
+    }
+}
+
 async fn report_failures(host: &Host) -> bool {
     let mut failed = false;
     for s in host.status().await {
@@ -501,16 +560,14 @@ async fn report_failures(host: &Host) -> bool {
     failed
 }
 
-async fn call(
-    host: &Host,
-    server: &str,
-    tool: &str,
-    arguments: Value,
-    deadline: Option<Instant>,
-) -> u8 {
+async fn call(host: &Host, server: &str, tool: &str, arguments: Value, args: &Args) -> u8 {
     if report_failures(host).await {
         return 4;
     }
+    if let Err(code) = confirm::destructive_call(host, server, tool, &arguments, args.yes).await {
+        return code;
+    }
+    let deadline = args.deadline;
     let bar = Arc::new(Mutex::new(Progress::default()));
     let seen = bar.clone();
     let options = RequestOptions {

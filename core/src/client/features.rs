@@ -18,18 +18,67 @@ use crate::{
 };
 
 impl Client {
-    /// Follows `nextCursor` through every page of a list method, refusing a cursor loop.
-    async fn list_all<P: DeserializeOwned>(
+    /// One page of a list method, its entries of `list` decoded one by one: one that does not
+    /// parse is left out and recorded (see [`Client::skipped_entries`]); a first page (no
+    /// cursor) starts the list's record afresh.
+    pub(super) async fn list_page<P: DeserializeOwned, I: DeserializeOwned>(
         &self,
         method: &str,
+        list: &'static str,
+        cursor: Option<&str>,
+    ) -> Result<P> {
+        let params = cursor.map(|c| json!({ "cursor": c }));
+        let value = self
+            .request(method, params, RequestOptions::default())
+            .await?;
+        let decoded = super::lenient::decode_page::<P, I>(method, list, value)?;
+        let mut record = self.inner.entry_issues.lock();
+        let (skipped, repaired) = record.entry(list).or_default();
+        if cursor.is_none() {
+            skipped.clear();
+            repaired.clear();
+        }
+        skipped.extend(decoded.skipped);
+        repaired.extend(decoded.repaired);
+        Ok(decoded.page)
+    }
+
+    /// The entries the last listing of each list left out because they do not parse (see
+    /// `client::lenient`), in list order.
+    pub fn skipped_entries(&self) -> Vec<super::EntryIssue> {
+        self.entry_issues(|(skipped, _)| skipped)
+    }
+
+    /// The entries the last listing of each list kept after repairing a slip (a tool schema
+    /// spelled `input_schema`).
+    pub fn repaired_entries(&self) -> Vec<super::EntryIssue> {
+        self.entry_issues(|(_, repaired)| repaired)
+    }
+
+    fn entry_issues(
+        &self,
+        pick: impl Fn(&super::ListIssues) -> &Vec<super::EntryIssue>,
+    ) -> Vec<super::EntryIssue> {
+        let record = self.inner.entry_issues.lock();
+        ["tools", "resources", "resourceTemplates", "prompts"]
+            .iter()
+            .filter_map(|list| record.get(list))
+            .flat_map(|issues| pick(issues).iter().cloned())
+            .collect()
+    }
+
+    /// Follows `nextCursor` through every page of a list method, refusing a cursor loop.
+    async fn list_all<P: DeserializeOwned, I: DeserializeOwned>(
+        &self,
+        method: &str,
+        list: &'static str,
         mut take: impl FnMut(P) -> (Option<String>, usize),
     ) -> Result<()> {
         let mut seen = HashSet::new();
         let mut cursor: Option<String> = None;
         loop {
-            let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
             let page: P = self
-                .request_typed(method, params, RequestOptions::default())
+                .list_page::<P, I>(method, list, cursor.as_deref())
                 .await?;
             match take(page).0 {
                 None => return Ok(()),
@@ -47,18 +96,21 @@ impl Client {
 
     /// One page of `resources/list`.
     pub async fn list_resources(&self, cursor: Option<&str>) -> Result<ListResourcesResult> {
-        let params = cursor.map(|c| json!({ "cursor": c }));
-        self.request_typed(methods::RESOURCES_LIST, params, RequestOptions::default())
+        self.list_page::<_, Resource>(methods::RESOURCES_LIST, "resources", cursor)
             .await
     }
 
     /// Every resource.
     pub async fn list_all_resources(&self) -> Result<Vec<Resource>> {
         let mut out = Vec::new();
-        self.list_all(methods::RESOURCES_LIST, |p: ListResourcesResult| {
-            out.extend(p.resources);
-            (p.next_cursor, out.len())
-        })
+        self.list_all::<_, Resource>(
+            methods::RESOURCES_LIST,
+            "resources",
+            |p: ListResourcesResult| {
+                out.extend(p.resources);
+                (p.next_cursor, out.len())
+            },
+        )
         .await?;
         Ok(out)
     }
@@ -68,11 +120,10 @@ impl Client {
         &self,
         cursor: Option<&str>,
     ) -> Result<ListResourceTemplatesResult> {
-        let params = cursor.map(|c| json!({ "cursor": c }));
-        self.request_typed(
+        self.list_page::<_, ResourceTemplate>(
             methods::RESOURCES_TEMPLATES_LIST,
-            params,
-            RequestOptions::default(),
+            "resourceTemplates",
+            cursor,
         )
         .await
     }
@@ -80,8 +131,9 @@ impl Client {
     /// Every resource template.
     pub async fn list_all_resource_templates(&self) -> Result<Vec<ResourceTemplate>> {
         let mut out = Vec::new();
-        self.list_all(
+        self.list_all::<_, ResourceTemplate>(
             methods::RESOURCES_TEMPLATES_LIST,
+            "resourceTemplates",
             |p: ListResourceTemplatesResult| {
                 out.extend(p.resource_templates);
                 (p.next_cursor, out.len())
@@ -129,15 +181,14 @@ impl Client {
 
     /// One page of `prompts/list`.
     pub async fn list_prompts(&self, cursor: Option<&str>) -> Result<ListPromptsResult> {
-        let params = cursor.map(|c| json!({ "cursor": c }));
-        self.request_typed(methods::PROMPTS_LIST, params, RequestOptions::default())
+        self.list_page::<_, Prompt>(methods::PROMPTS_LIST, "prompts", cursor)
             .await
     }
 
     /// Every prompt.
     pub async fn list_all_prompts(&self) -> Result<Vec<Prompt>> {
         let mut out = Vec::new();
-        self.list_all(methods::PROMPTS_LIST, |p: ListPromptsResult| {
+        self.list_all::<_, Prompt>(methods::PROMPTS_LIST, "prompts", |p: ListPromptsResult| {
             out.extend(p.prompts);
             (p.next_cursor, out.len())
         })

@@ -28,6 +28,7 @@ mod dispatch;
 mod encoded;
 mod features;
 mod handlers;
+mod lenient;
 mod negotiate;
 mod options;
 mod request;
@@ -40,6 +41,9 @@ use std::sync::Arc;
 pub use dispatch::ServerNotification;
 use dispatch::{Handlers, Streams};
 pub use handlers::{ElicitationHandler, RootsHandler, SamplingHandler};
+pub use lenient::EntryIssue;
+/// One list's entries that were left out and those that were repaired.
+type ListIssues = (Vec<EntryIssue>, Vec<EntryIssue>);
 use negotiate::{negotiate, stateless_meta};
 pub use options::{ClientOptions, NotificationCallback, ProtocolMode};
 pub use subscription::Subscription;
@@ -104,6 +108,8 @@ struct Inner {
     /// Tools the server listed as `taskSupport: required`: a plain call of one is refused
     /// here, with the typed error, whatever the server would have answered.
     task_only: crate::sync::Mutex<std::collections::HashSet<String>>,
+    /// What the last listing of each list left out or repaired (see `lenient`).
+    entry_issues: crate::sync::Mutex<std::collections::HashMap<&'static str, ListIssues>>,
 }
 
 impl Drop for Inner {
@@ -157,6 +163,7 @@ impl Client {
                 max_input_rounds: options.max_input_rounds.max(1),
                 param_headers,
                 task_only: Default::default(),
+                entry_issues: Default::default(),
             }),
         };
         if let Some(level) = options.log_level {

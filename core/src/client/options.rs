@@ -28,6 +28,42 @@ pub enum ProtocolMode {
     Stateless(ProtocolVersion),
 }
 
+impl ProtocolMode {
+    /// The mode that speaks exactly `version` (its era follows from it).
+    pub fn of(version: ProtocolVersion) -> Self {
+        if version.is_stateless() {
+            Self::Stateless(version)
+        } else {
+            Self::Handshake(version)
+        }
+    }
+
+    /// A pinned revision as configs and the bindings spell it: `protocol_version` (one
+    /// revision) or `era` (`handshake` / `stateless`: the newest revision of that era); both
+    /// absent is `None` (probe). The error says what was wrong, for the caller to place.
+    pub fn pinned(version: Option<&str>, era: Option<&str>) -> Result<Option<Self>, String> {
+        match (version, era) {
+            (Some(_), Some(_)) => Err("give a protocol version or an era, not both".into()),
+            (Some(v), None) => ProtocolVersion::parse(v)
+                .map(|v| Some(Self::of(v)))
+                .ok_or_else(|| {
+                    format!(
+                        "unknown revision `{}` (expected one of {})",
+                        crate::sanitize::line(v),
+                        ProtocolVersion::ALL.map(|v| v.as_str()).join(", ")
+                    )
+                }),
+            (None, Some("handshake")) => Ok(Some(Self::of(ProtocolVersion::LATEST_HANDSHAKE))),
+            (None, Some("stateless")) => Ok(Some(Self::of(ProtocolVersion::LATEST))),
+            (None, Some(other)) => Err(format!(
+                "unknown era `{}` (expected `handshake` or `stateless`)",
+                crate::sanitize::line(other)
+            )),
+            (None, None) => Ok(None),
+        }
+    }
+}
+
 /// How a client connects.
 #[derive(Clone)]
 pub struct ClientOptions {

@@ -26,9 +26,8 @@ impl Client {
 
     /// One page of `tools/list`.
     pub async fn list_tools(&self, cursor: Option<&str>) -> Result<ListToolsResult> {
-        let params = cursor.map(|c| json!({ "cursor": c }));
         let mut page: ListToolsResult = self
-            .request_typed(methods::TOOLS_LIST, params, RequestOptions::default())
+            .list_page::<_, Tool>(methods::TOOLS_LIST, "tools", cursor)
             .await?;
         {
             let mut task_only = self.inner.task_only.lock();

@@ -78,6 +78,8 @@ pub struct AgentOptions {
     pub translate: TranslateOptions,
     /// Most model turns.
     pub max_steps: usize,
+    /// Asked before each tool call (see [`super::approval`]); `None`: every call runs.
+    pub approve: Option<super::ApprovalHook>,
 }
 
 impl AgentOptions {
@@ -87,6 +89,7 @@ impl AgentOptions {
             provider,
             translate: TranslateOptions::default(),
             max_steps: 16,
+            approve: None,
         }
     }
 }
@@ -245,7 +248,17 @@ impl Host {
                     match translation.route(call) {
                         Err(text) => (None, Value::Null, CallToolResult::error(text)),
                         Ok((target, args)) => {
-                            let sent = Value::Object(args);
+                            let mut sent = Value::Object(args);
+                            if let Some(hook) = &options.approve {
+                                match self
+                                    .gate(hook, &target.server, &target.tool, sent.clone())
+                                    .await
+                                {
+                                    Ok(approved) => sent = approved,
+                                    // Declined: the model is told; the server never hears of it.
+                                    Err(result) => return (Some(target), sent, result),
+                                }
+                            }
                             let result = match self
                                 .call_tool(&target.server, &target.tool, sent.clone())
                                 .await

@@ -11,8 +11,15 @@
 //! `url` → WebSocket, any other `url` → Streamable HTTP falling back to legacy SSE). `${VAR}`, `${env:VAR}` and `${VAR:-default}` expand in
 //! every string; an unset variable is an error, not an empty string, because an empty API key
 //! fails much later and much less clearly. Every error names the file, the server and the
-//! field. Unknown fields (`alwaysAllow`, `autoApprove`, …) are other hosts' business and are
-//! ignored; a `disabled` server is skipped without being checked.
+//! field. Unknown fields are other hosts' business and are ignored; a `disabled` server is
+//! skipped without being checked.
+//!
+//! What limits a server (least privilege), read in the other hosts' spellings:
+//! `includeTools` (only these), `excludeTools` and `disabledTools` (never these; they win
+//! over `includeTools`) decide which tools the host shows and calls; `alwaysAllow` (Roo,
+//! Kilo) and `autoApprove` (Cline) name tools that skip the approval callback of an agent
+//! run; `protocolVersion` (a revision) or `era` (`handshake` / `stateless`) pins the revision
+//! and skips the `server/discover` probe.
 
 use std::{
     path::{Path, PathBuf},
@@ -64,6 +71,37 @@ pub struct ServerSpec {
     pub transport: TransportSpec,
     /// A per-server connect timeout (`timeout`, seconds or milliseconds as `timeoutMs`).
     pub timeout: Option<Duration>,
+    /// Which of its tools the host shows and calls.
+    pub tools: ToolFilter,
+    /// Tools whose calls skip approval (`alwaysAllow`, `autoApprove`).
+    pub always_allow: Vec<String>,
+    /// A pinned revision (`protocolVersion` or `era`): no `server/discover` probe.
+    pub protocol: Option<crate::client::ProtocolMode>,
+    /// What is unwise in the entry but not an error (a `docker run` without `--rm`), said
+    /// once when the config is read; the CLI prints these.
+    pub warnings: Vec<String>,
+}
+
+/// Which tools of a server the host shows and calls (`includeTools`, `excludeTools`,
+/// `disabledTools`). A hidden tool is neither listed nor callable through the host: a call
+/// that names one gets the unknown-tool error.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolFilter {
+    /// Only these (`includeTools`); `None`: every tool.
+    pub include: Option<Vec<String>>,
+    /// Never these (`excludeTools`, `disabledTools`); they win over `include`.
+    pub exclude: Vec<String>,
+}
+
+impl ToolFilter {
+    /// Whether the host shows and calls `tool`.
+    pub fn allows(&self, tool: &str) -> bool {
+        !self.exclude.iter().any(|t| t == tool)
+            && self
+                .include
+                .as_ref()
+                .is_none_or(|only| only.iter().any(|t| t == tool))
+    }
 }
 
 /// A loaded config.
@@ -181,6 +219,7 @@ impl Config {
 
 fn server(name: &str, entry: &Map<String, Value>, ctx: &Ctx<'_>) -> Result<ServerSpec, Error> {
     let err = |field: &str, message: String| ctx.err(Some(name), Some(field), message);
+    let mut warnings = Vec::new();
     let string = |field: &str| -> Result<Option<String>, Error> {
         match entry.get(field) {
             None | Some(Value::Null) => Ok(None),
@@ -270,6 +309,8 @@ fn server(name: &str, entry: &Map<String, Value>, ctx: &Ctx<'_>) -> Result<Serve
                     ));
                 }
             };
+            // `docker run` / `podman run`: an argv the server can talk through (see `docker`).
+            warnings = super::docker::check(name, &command, &args).map_err(|m| err("args", m))?;
             let env = pairs(entry, "env", name, ctx)?;
             let cwd = string("cwd")?.map(|c| {
                 let p = PathBuf::from(c);
@@ -305,10 +346,67 @@ fn server(name: &str, entry: &Map<String, Value>, ctx: &Ctx<'_>) -> Result<Serve
             }
         }
     };
+    let names = |field: &str| -> Result<Option<Vec<String>>, Error> {
+        match entry.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| match item {
+                    Value::String(s) => Ok(s.clone()),
+                    other => Err(err(
+                        &format!("{field}[{i}]"),
+                        format!("must be a tool name (a string), not `{other}`"),
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(other) => Err(err(
+                field,
+                format!("must be an array of tool names, not `{other}`"),
+            )),
+        }
+    };
+    let mut exclude = names("excludeTools")?.unwrap_or_default();
+    exclude.extend(names("disabledTools")?.unwrap_or_default());
+    let tools = ToolFilter {
+        include: names("includeTools")?,
+        exclude,
+    };
+    let mut always_allow = names("alwaysAllow")?.unwrap_or_default();
+    always_allow.extend(names("autoApprove")?.unwrap_or_default());
+    let protocol = pinned_protocol(entry).map_err(|(field, m)| err(field, m))?;
     Ok(ServerSpec {
+        warnings,
         name: name.to_owned(),
         transport,
         timeout,
+        tools,
+        always_allow,
+        protocol,
+    })
+}
+
+/// `protocolVersion` (one revision) or `era` (`handshake` / `stateless`), as the client mode
+/// that skips the probe.
+fn pinned_protocol(
+    entry: &Map<String, Value>,
+) -> Result<Option<crate::client::ProtocolMode>, (&'static str, String)> {
+    let text = |field: &'static str| match entry.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.as_str())),
+        Some(other) => Err((field, format!("must be a string, not `{other}`"))),
+    };
+    let (version, era) = (text("protocolVersion")?, text("era")?);
+    crate::client::ProtocolMode::pinned(version, era).map_err(|m| {
+        (
+            if era.is_some() && version.is_none() {
+                "era"
+            } else {
+                "protocolVersion"
+            },
+            m,
+        )
     })
 }
 

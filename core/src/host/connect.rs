@@ -49,9 +49,10 @@ pub(super) async fn connect(
     options: &HostOptions,
     dirty: Arc<Dirty>,
     timeout: Duration,
+    mode: Option<crate::client::ProtocolMode>,
 ) -> Result<(Client, Option<StderrHandle>), Failure> {
     let flags = dirty.clone();
-    let (client, stderr) = connect_only(spec, options, dirty, timeout).await?;
+    let (client, stderr) = connect_only(spec, options, dirty, timeout, mode).await?;
     if client.protocol_version().is_stateless() {
         let caps = &client.server().capabilities;
         let announces = |c: Option<bool>| c == Some(true);
@@ -89,8 +90,12 @@ async fn connect_only(
     options: &HostOptions,
     dirty: Arc<Dirty>,
     timeout: Duration,
+    mode: Option<crate::client::ProtocolMode>,
 ) -> Result<(Client, Option<StderrHandle>), Failure> {
     let mut client_options = ClientOptions::new(&options.client_name, &options.client_version);
+    if let Some(mode) = mode {
+        client_options = client_options.protocol(mode);
+    }
     if let Some(hook) = &options.client_hook {
         client_options = hook(spec, client_options);
     }
@@ -128,7 +133,17 @@ async fn connect_only(
             if program.is_relative() && command.contains('/') {
                 program = std::path::absolute(&program).unwrap_or(program);
             }
-            let mut cmd = ChildCommand::new(program).args(args);
+            // A container CLI's `run`: a name to find the container by, and a `stop` for the
+            // ladder, since SIGKILL ends the CLI but not the container (see `docker`).
+            let docker = super::docker::launch(&spec.name, &program, command, args)
+                .map_err(|m| (config_error(spec, "args", &m), None))?;
+            let args = docker
+                .as_ref()
+                .map_or(args.as_slice(), |d| d.args.as_slice());
+            let mut cmd = ChildCommand::new(&program).args(args);
+            if let Some(docker) = docker.as_ref() {
+                cmd = cmd.before_kill(docker.stop.clone());
+            }
             for (k, v) in env {
                 cmd = cmd.env(k, v);
             }

@@ -14,8 +14,10 @@
 //!   [`Host::run_agent`] (in `agent`) runs the agent loop over them.
 
 pub mod agent;
+pub mod approval;
 pub mod config;
 mod connect;
+mod docker;
 
 use std::{
     sync::{
@@ -32,7 +34,8 @@ use tokio::sync::Mutex;
 pub use agent::{
     AgentOptions, CallRecord, MAX_FORMAT_ERRORS, Model, ModelRequest, StopReason, Transcript,
 };
-pub use config::{Config, ServerSpec, TransportSpec};
+pub use approval::{Approval, ApprovalFuture, ApprovalHook, ApprovalRequest, Approver};
+pub use config::{Config, ServerSpec, ToolFilter, TransportSpec};
 
 use crate::{
     Error, ErrorKind, Result,
@@ -129,6 +132,23 @@ pub struct ServerStatus {
     pub stderr: Option<String>,
     /// How many times it was started again after a crash.
     pub restarts: u32,
+    /// Entries of its lists the host left out because they do not parse (the rest work).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<crate::client::EntryIssue>,
+    /// Entries it kept after repairing a slip (a schema spelled `input_schema`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub repaired: Vec<crate::client::EntryIssue>,
+}
+
+/// A tool the config hides (`includeTools`, `excludeTools`, `disabledTools`) gets the error
+/// of a tool the server does not have: a hidden tool cannot even be told from a missing one.
+fn hidden(slot: &Slot, tool: &str) -> Result<()> {
+    if slot.spec.tools.allows(tool) {
+        return Ok(());
+    }
+    Err(Error::Rpc(crate::jsonrpc::ErrorObject::invalid_params(
+        format!("Unknown tool: {tool}"),
+    )))
 }
 
 /// Set by the server's `list_changed` notifications; cleared when the list is fetched.
@@ -153,6 +173,8 @@ struct Conn {
     generation: u64,
     /// A call saw the connection end (the session may not have noticed yet).
     dead: bool,
+    /// The revision the server spoke last time: a restart speaks it again without probing.
+    spoke: Option<crate::client::ProtocolMode>,
 }
 
 impl Conn {
@@ -234,11 +256,16 @@ impl Host {
         conn.tools = None;
         conn.resources = None;
         conn.prompts = None;
-        match connect::connect(&slot.spec, &self.options, slot.dirty.clone(), timeout).await {
+        // A pinned revision (the config's `protocolVersion` or `era`), else the one the server
+        // spoke before: either way no `server/discover` probe (an old server that ignores it
+        // would cost its timeout at every start).
+        let mode = slot.spec.protocol.clone().or_else(|| conn.spoke.clone());
+        match connect::connect(&slot.spec, &self.options, slot.dirty.clone(), timeout, mode).await {
             Ok((client, stderr)) => {
                 if conn.ever_connected {
                     slot.restarts.fetch_add(1, Ordering::Relaxed);
                 }
+                conn.spoke = Some(crate::client::ProtocolMode::of(client.protocol_version()));
                 conn.client = Some(client);
                 conn.stderr = stderr;
                 conn.failure = None;
@@ -273,10 +300,14 @@ impl Host {
                 error_kind: None,
                 stderr: None,
                 restarts: slot.restarts.load(Ordering::Relaxed),
+                skipped: Vec::new(),
+                repaired: Vec::new(),
             };
             match (&conn.client, &conn.failure) {
                 (Some(c), _) if conn.live().is_some() => {
                     status.state = "connected";
+                    status.skipped = c.skipped_entries();
+                    status.repaired = c.repaired_entries();
                     status.protocol_version = Some(c.protocol_version().as_str().to_owned());
                     let info = &c.server().info;
                     status.server_info = Some(format!("{} {}", info.name, info.version));
@@ -309,9 +340,16 @@ impl Host {
                 error_kind: None,
                 stderr: None,
                 restarts: 0,
+                skipped: Vec::new(),
+                repaired: Vec::new(),
             });
         }
         out
+    }
+
+    /// The config entry of `server`, if the host runs one of that name.
+    pub fn spec(&self, server: &str) -> Option<&ServerSpec> {
+        self.slot(server).ok().map(|slot| &slot.spec)
     }
 
     fn slot(&self, server: &str) -> Result<&Arc<Slot>> {
@@ -432,7 +470,10 @@ impl Host {
         let caps = &client.server().capabilities;
         let listed = match kind {
             Kind::Tools if caps.tools.is_some() => {
-                Listed::Tools(Arc::new(client.list_all_tools().await?))
+                let mut tools = client.list_all_tools().await?;
+                // Least privilege: what the config hides is never shown (nor callable).
+                tools.retain(|t| slot.spec.tools.allows(&t.name));
+                Listed::Tools(Arc::new(tools))
             }
             Kind::Resources if caps.resources.is_some() => {
                 Listed::Resources(Arc::new(client.list_all_resources().await?))
@@ -488,6 +529,7 @@ impl Host {
         options: RequestOptions,
     ) -> Result<CallToolResult> {
         let slot = self.slot(server)?;
+        hidden(slot, tool)?;
         let (client, generation) = self.client_generation(slot, true).await?;
         let result = client.call_tool_with(tool, arguments, options).await;
         if let Err(e) = &result
@@ -514,6 +556,7 @@ impl Host {
         options: crate::client::TaskCallOptions,
     ) -> Result<crate::client::TaskHandle> {
         let slot = self.slot(server)?;
+        hidden(slot, tool)?;
         let client = self.client(slot, true).await?;
         client.call_tool_as_task(tool, arguments, options).await
     }

@@ -18,8 +18,10 @@
 // - `spawn`: the command, its environment, and the fork from the spawner thread;
 // - `supervise`: the watch over a linked child, up to its last `Closed`;
 // - `shutdown`: the ladder and the signals to the process group;
+// - `before_kill`: a command the ladder runs before SIGKILL (a container's `stop`);
 // - `stdin` and `stderr`: the writer to the child, and the ring its stderr drains into;
 // - `hosted`: a child whose stdout a host's event loop reads.
+mod before_kill;
 mod hosted;
 mod shutdown;
 mod spawn;
@@ -40,6 +42,7 @@ use tokio::{
 use tokio_util::sync::CancellationToken;
 
 pub use self::{
+    before_kill::{BeforeKill, DEFAULT_BEFORE_KILL_TIMEOUT},
     shutdown::ShutdownTimeouts,
     spawn::{ChildCommand, DEFAULT_INHERITED_ENV, EnvPolicy},
     stderr::StderrHandle,
@@ -75,6 +78,7 @@ struct Parts {
     stderr_drain: JoinHandle<()>,
     max_message_bytes: usize,
     shutdown: ShutdownTimeouts,
+    before_kill: Option<before_kill::PreparedBeforeKill>,
 }
 
 impl ChildTransport {

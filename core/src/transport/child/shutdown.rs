@@ -1,10 +1,19 @@
 //! The end of a child, as the spec's ladder has it: close stdin, wait, SIGTERM to the
 //! process group, wait, SIGKILL to the group, reap. Signals go to the whole group, so
-//! launcher wrappers (`npx`, `uvx`) and the servers they start end together.
+//! launcher wrappers (`npx`, `uvx`) and the servers they start end together. A child that
+//! fronts something outside its group (a container) can bring a command that ends it, run
+//! before SIGKILL (`before_kill`).
 
 use std::{process::ExitStatus, time::Duration};
 
 use tokio::process::Child;
+
+use super::before_kill::PreparedBeforeKill;
+
+/// After the `before_kill` command, how long the child gets to exit on its own before SIGKILL.
+/// A CLI whose container was just stopped exits with the container's status and finishes its
+/// own clean-up (`--rm`) when it is not killed in the middle of it.
+const EXIT_AFTER_BEFORE_KILL: Duration = Duration::from_secs(1);
 
 /// The waits of the shutdown ladder.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,11 +34,13 @@ impl Default for ShutdownTimeouts {
 }
 
 /// Close stdin (the writer flushes and closes it) → wait → SIGTERM(group) → wait →
-/// SIGKILL(group) → reap. The first wait counts from the session's `Close`, flush included.
+/// [`before_kill` → a moment →] SIGKILL(group) → reap. The first wait counts from the
+/// session's `Close`, flush included.
 pub(super) async fn ladder(
     child: &mut Child,
     pgid: libc::pid_t,
     waits: ShutdownTimeouts,
+    before_kill: Option<PreparedBeforeKill>,
 ) -> Option<ExitStatus> {
     if let Ok(status) = tokio::time::timeout(waits.after_stdin_close, child.wait()).await {
         return status.ok();
@@ -44,6 +55,13 @@ pub(super) async fn ladder(
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         return status.ok();
+    }
+    if let Some(command) = before_kill {
+        command.run().await;
+        if let Ok(status) = tokio::time::timeout(EXIT_AFTER_BEFORE_KILL, child.wait()).await {
+            // Whatever is left of the group is killed with it by the supervisor's guard.
+            return status.ok();
+        }
     }
     kill_group(pgid, libc::SIGKILL);
     child.wait().await.ok()

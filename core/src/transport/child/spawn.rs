@@ -18,6 +18,7 @@ use tokio::{
 
 use super::{
     ChildTransport, Parts, ShutdownTimeouts,
+    before_kill::{BeforeKill, PreparedBeforeKill},
     stderr::{StderrRing, drain_stderr},
 };
 use crate::{Error, jsonrpc::Limits};
@@ -58,6 +59,7 @@ pub struct ChildCommand {
     max_message_bytes: usize,
     stderr_capacity: usize,
     shutdown: ShutdownTimeouts,
+    before_kill: Option<BeforeKill>,
 }
 
 impl ChildCommand {
@@ -72,6 +74,7 @@ impl ChildCommand {
             max_message_bytes: Limits::CLIENT.max_message_bytes,
             stderr_capacity: 1 << 20,
             shutdown: ShutdownTimeouts::default(),
+            before_kill: None,
         }
     }
 
@@ -129,6 +132,14 @@ impl ChildCommand {
         self
     }
 
+    /// A command the shutdown ladder runs, with this child's environment, when the child is
+    /// still there after SIGTERM and its wait: before SIGKILL, for a child that fronts
+    /// something SIGKILL would not reach (a container, which `docker stop` ends).
+    pub fn before_kill(mut self, command: BeforeKill) -> Self {
+        self.before_kill = Some(command);
+        self
+    }
+
     /// The program as given, for messages.
     pub fn display(&self) -> String {
         let mut s = self.program.to_string_lossy().into_owned();
@@ -152,20 +163,7 @@ impl ChildCommand {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
-        if let EnvPolicy::Allowlist(keys) = &self.env_policy {
-            cmd.env_clear();
-            for key in keys {
-                if let Some(value) = std::env::var_os(key)
-                    && !value.to_string_lossy().starts_with("()")
-                {
-                    cmd.env(key, value);
-                }
-            }
-        }
-        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
-        if let Some(dir) = &self.cwd {
-            cmd.current_dir(dir);
-        }
+        self.environment(&mut cmd);
         // SAFETY: the closure runs in the forked child before exec and only makes
         // async-signal-safe calls (prctl, getppid, kill, getpid).
         let parent = std::process::id() as libc::pid_t;
@@ -183,6 +181,37 @@ impl ChildCommand {
         }
         cmd
     }
+
+    /// Applies the child's environment (the policy, the extra variables, the directory).
+    fn environment(&self, cmd: &mut Command) {
+        if let EnvPolicy::Allowlist(keys) = &self.env_policy {
+            cmd.env_clear();
+            for key in keys {
+                if let Some(value) = std::env::var_os(key)
+                    && !value.to_string_lossy().starts_with("()")
+                {
+                    cmd.env(key, value);
+                }
+            }
+        }
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
+        if let Some(dir) = &self.cwd {
+            cmd.current_dir(dir);
+        }
+    }
+
+    /// The `before_kill` command, in the environment the child gets now: the host's variables
+    /// are read at spawn, not when (much later) the ladder runs.
+    fn prepare_before_kill(&self) -> Option<PreparedBeforeKill> {
+        let hook = self.before_kill.as_ref()?;
+        let mut command = hook.command();
+        self.environment(&mut command);
+        Some(PreparedBeforeKill {
+            command,
+            display: hook.display(),
+            timeout: hook.timeout_value(),
+        })
+    }
 }
 
 impl ChildTransport {
@@ -190,6 +219,7 @@ impl ChildTransport {
     pub async fn spawn(command: ChildCommand) -> Result<ChildTransport, Error> {
         let display = command.display();
         let program = command.program.to_string_lossy().into_owned();
+        let before_kill = command.prepare_before_kill();
         let mut child = spawn_from_spawner_thread(command.build())
             .await
             .map_err(|source| Error::Spawn {
@@ -215,6 +245,7 @@ impl ChildTransport {
                 stderr_drain,
                 max_message_bytes: command.max_message_bytes,
                 shutdown: command.shutdown,
+                before_kill,
             }),
             pid,
             stderr,

@@ -15,7 +15,9 @@ use tokio::{process::Child, sync::mpsc, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    ChildTransport, Parts, ShutdownTimeouts, out_channel,
+    ChildTransport, Parts, ShutdownTimeouts,
+    before_kill::PreparedBeforeKill,
+    out_channel,
     shutdown::{kill_group, ladder},
     stderr::StderrRing,
     stdin::write_stdin,
@@ -55,6 +57,7 @@ impl ChildTransport {
             stderr_drain,
             max_message_bytes: _,
             shutdown,
+            before_kill,
         } = parts;
         let close_requested = CancellationToken::new();
         let write_failed = CancellationToken::new();
@@ -74,6 +77,7 @@ impl ChildTransport {
             status: self.status.clone(),
             stderr_drain,
             shutdown,
+            before_kill,
             reader: reading.reader,
             writer,
             stop_reading: reading.stop_reading,
@@ -117,6 +121,8 @@ struct Supervised {
     status: Arc<OnceLock<ExitStatus>>,
     stderr_drain: JoinHandle<()>,
     shutdown: ShutdownTimeouts,
+    /// Taken by the ladder, which runs at most once.
+    before_kill: Option<PreparedBeforeKill>,
     reader: Option<Join>,
     writer: Join,
     stop_reading: CancellationToken,
@@ -152,12 +158,20 @@ async fn supervise(mut s: Supervised) {
     };
     let (status, by_us) = match trigger {
         Trigger::Exited(status) => (status.ok(), false),
-        Trigger::CloseRequested => (ladder(&mut s.child, s.pgid, s.shutdown).await, true),
+        Trigger::CloseRequested => {
+            let before_kill = s.before_kill.take();
+            let status = ladder(&mut s.child, s.pgid, s.shutdown, before_kill).await;
+            (status, true)
+        }
         Trigger::PipeBroken => {
             // Give a server that closed its pipes on its way out a moment to exit by itself.
             match tokio::time::timeout(Duration::from_millis(200), s.child.wait()).await {
                 Ok(status) => (status.ok(), false),
-                Err(_) => (ladder(&mut s.child, s.pgid, s.shutdown).await, false),
+                Err(_) => {
+                    let before_kill = s.before_kill.take();
+                    let status = ladder(&mut s.child, s.pgid, s.shutdown, before_kill).await;
+                    (status, false)
+                }
             }
         }
     };
