@@ -178,11 +178,11 @@ async fn a_handler_that_ends_on_its_cancel_is_never_answered() {
     peer.initialize("2025-11-25").await;
     let rounds = 300;
     for i in 1..=rounds {
-        peer.send(json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
-                         "params": {"name": "busy", "arguments": {}}}))
+        let call = json!({"name": "busy", "arguments": {}});
+        peer.send(json!({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": call}))
             .await;
-        peer.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                         "params": {"requestId": i}}))
+        let cancel = json!({"requestId": i});
+        peer.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel}))
             .await;
         let probe = format!("probe-{i}");
         peer.send(json!({"jsonrpc": "2.0", "id": probe, "method": "ping"}))
