@@ -54,6 +54,14 @@ class CheckSizes(unittest.TestCase):
         self.assertIn("core/src/big.rs: 901 lines", result.stderr)
         self.assertIn("bindings-node/lib/big.cjs: 950 lines", result.stderr)
 
+    def test_a_readme_of_150_lines_passes_and_151_fails(self) -> None:
+        self.write("README.md", 150)
+        self.assertEqual(check(self.root).returncode, 0)
+        self.write("README.md", 151)
+        result = check(self.root)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("README.md: 151 lines, over 150", result.stderr)
+
     def test_every_checked_ending_counts(self) -> None:
         for ending in ("py", "pyi", "js", "mjs", "ts"):
             with self.subTest(ending=ending):
