@@ -16,7 +16,7 @@
 use std::{io::Write, path::PathBuf, sync::Arc};
 
 use oxmcp::{
-    host::{AgentOptions, CallRecord, Config, Host, HostOptions, ModelRequest},
+    host::{AgentOptions, CallRecord, Config, Host, HostOptions, ModelRequest, TransportSpec},
     schema::{PromptFormat, Provider, TranslateOptions, tool_calls},
     transport::tap::Direction,
 };
@@ -58,9 +58,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let config = Config::parse(&text, Some(&config_path), &lookup)?;
 
     println!("== 1. config {}", config_path.display());
-    for s in &config.servers {
-        println!("   {}: {:?}", s.name, s.transport);
-    }
+    print_servers(&config);
 
     let mut options = HostOptions::default();
     if trace {
@@ -393,4 +391,45 @@ fn result_texts(m: &Value) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Step 1's table: one row per server with its transport and what it runs or where it is.
+/// Paths below the checkout print relative to it (`./target/...`), so a row reads as a
+/// command someone could type from the repository root.
+fn print_servers(config: &Config) {
+    let root = std::env::current_dir()
+        .ok()
+        .map(|d| d.display().to_string());
+    let short = |arg: &str| match &root {
+        Some(root) => match arg.strip_prefix(root.as_str()) {
+            Some(rest) if rest.starts_with('/') => format!(".{rest}"),
+            _ => arg.to_owned(),
+        },
+        None => arg.to_owned(),
+    };
+    let rows: Vec<(&str, &str, String)> = config
+        .servers
+        .iter()
+        .map(|s| match &s.transport {
+            TransportSpec::Stdio { command, args, .. } => {
+                let line: Vec<String> = std::iter::once(command.as_str())
+                    .chain(args.iter().map(String::as_str))
+                    .map(short)
+                    .collect();
+                (s.name.as_str(), "stdio", line.join(" "))
+            }
+            TransportSpec::Http {
+                url, legacy_sse, ..
+            } => {
+                let kind = if *legacy_sse { "sse" } else { "http" };
+                (s.name.as_str(), kind, url.clone())
+            }
+            TransportSpec::Ws { url, .. } => (s.name.as_str(), "ws", url.clone()),
+        })
+        .collect();
+    let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(6);
+    println!("   {:width$}  {:9}  command or URL", "server", "transport");
+    for (name, kind, target) in rows {
+        println!("   {name:width$}  {kind:9}  {target}");
+    }
 }
