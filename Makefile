@@ -42,7 +42,11 @@ $(DEMO_VENV)/.uv-$(UV_VERSION):
 	$(DEMO_VENV)/bin/python -m pip install --no-input --disable-pip-version-check uv==$(UV_VERSION)
 	touch $@
 
-demo: python-wheel node-pack $(DEMO_VENV)/.uv-$(UV_VERSION)
+# The bindings are built with the `local` profile (Cargo.toml): a first run on a fresh clone
+# waits minutes, not the quarter hour two fat-LTO builds take; `make test`, `dist` and `bench`
+# keep the release profile.
+demo: $(DEMO_VENV)/.uv-$(UV_VERSION)
+	$(MAKE) BINDINGS_PROFILE=local python-wheel node-pack
 	$(CARGO) build --locked --example seed_story
 	OXMCP_ROOT=$(CURDIR) OXMCP_UVX=$(DEMO_VENV)/bin/uvx OXMCP_UV_CACHE=$(TOOLS)/uv-cache \
 	  OXMCP_WHEEL=$$(ls $(PY_WHEELS)/oxmcp-*.whl | tail -n 1) \
@@ -320,6 +324,9 @@ bench: bench-deps
 # --strict on a usage file, and pytest against the *installed* wheel (never the source tree),
 # which includes the official SDK as a peer and uvx running the weather example.
 PY_BASE_PYTHON ?= python3
+# The Cargo profile of both bindings' native modules: `release` (fat LTO, one codegen unit:
+# what is published, tested and benchmarked) unless a target asks for `local`.
+BINDINGS_PROFILE ?= release
 PY_TOOLS_VENV := $(TOOLS)/py-tools-venv
 PY_TEST_VENV := $(TOOLS)/py-test-venv
 PY_WHEELS := $(CURDIR)/target/py-wheels
@@ -338,7 +345,7 @@ python-wheel: $(PY_TOOLS_STAMP)
 	rm -rf $(PY_WHEELS)
 	# Not --locked: the sdist's workspace has no bindings-node, so cargo drops napi's entries
 	# from the sdist's copy of Cargo.lock (it changes no version; `make lint` is --locked).
-	PATH=$(PY_TOOLS_VENV)/bin:$$PATH $(PY_TOOLS_VENV)/bin/maturin build --release \
+	PATH=$(PY_TOOLS_VENV)/bin:$$PATH $(PY_TOOLS_VENV)/bin/maturin build --profile $(BINDINGS_PROFILE) \
 	  --sdist --zig --compatibility manylinux2014 --out $(PY_WHEELS)
 
 python-venv: python-wheel
@@ -396,7 +403,7 @@ $(NODE_ROOT_STAMP): package.json package-lock.json bindings-node/package.json
 # Linked by zig (cargo-zigbuild, from the tools venv) against glibc 2.17, as the wheel is.
 # bindings-node/native.cjs is the hand-written loader; napi writes only the addon's types.
 node-build: node-deps $(PY_TOOLS_STAMP)
-	cd bindings-node && PATH=$(PY_TOOLS_VENV)/bin:$$PATH $(CURDIR)/node_modules/.bin/napi build --platform --release \
+	cd bindings-node && PATH=$(PY_TOOLS_VENV)/bin:$$PATH $(CURDIR)/node_modules/.bin/napi build --platform --profile $(BINDINGS_PROFILE) \
 	  --target x86_64-unknown-linux-gnu.2.17 --cross-compile --no-js --dts native.d.ts
 	test -f bindings-node/oxmcp.$(NODE_TRIPLE).node
 
@@ -474,10 +481,12 @@ $(DOCS_NODE_STAMP): docs/package.json docs/package-lock.json
 	cd $(DOCS_NODE) && $(NPM) ci --no-audit --no-fund
 	touch $@
 
-# The wheel and tarball come from python-venv and node-pack (make test has built them by now).
+# The wheel and tarball come from python-venv and node-pack: `make test` has built them by
+# then and they are reused; on a fresh clone (`make docs` alone) they are built here, with the
+# quick `local` profile, since the docs only read their API.
 docs-check-artifacts:
-	test -x $(PY_TEST_VENV)/bin/python || { echo "docs: run make python-venv first" >&2; exit 1; }
-	test -f $(NODE_TARBALL) || { echo "docs: run make node-pack first" >&2; exit 1; }
+	test -x $(PY_TEST_VENV)/bin/python || $(MAKE) BINDINGS_PROFILE=local python-venv
+	test -f $(NODE_TARBALL) || $(MAKE) BINDINGS_PROFILE=local node-pack
 
 docs-api: docs-deps docs-check-artifacts
 	rm -rf docs/api && mkdir -p docs/api
